@@ -1,0 +1,56 @@
+"""The Embedder protocol and the registry that maps embedder names to implementations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    ``model_id`` names the model and its settings: vectors from different ids never mix.
+    ``window_chars`` is how many characters of docs text the model reads in one input;
+    longer chunks are embedded as overlapping windows of about that size.
+    """
+
+    model_id: str
+    dim: int
+    window_chars: int
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed passages; returns an array of shape ``(len(texts), dim)``."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one search query; returns an array of shape ``(dim,)``."""
+        ...
+
+
+EmbedderFactory = Callable[..., Embedder]
+_REGISTRY: dict[str, EmbedderFactory] = {}
+
+
+def register_embedder(name: str, factory: EmbedderFactory) -> None:
+    """Make an embedder available under ``name`` (built-ins register the same way)."""
+    _REGISTRY[name] = factory
+
+
+def embedder_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_embedder_factory(name: str) -> EmbedderFactory:
+    from citewise.errors import ConfigurationError
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(embedder_names())
+        raise ConfigurationError(f"unknown embedder {name!r} (known: {known})") from None

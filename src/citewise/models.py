@@ -1,0 +1,99 @@
+"""The plain values that flow between citewise's stages: sections, chunks, hits, answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading's worth of a document, as a parser finds it.
+
+    ``page`` is the page's path after the site's version (``how-to-guides/openai-proxies/``,
+    ``""`` for the site root); ``url`` is the published page URL plus ``#anchor`` (the bare
+    page URL for a page's first h1). ``page_number`` is set for paged formats such as PDF.
+    """
+
+    doc_id: str
+    title: str
+    heading_path: tuple[str, ...]
+    level: int
+    anchor: str
+    url: str
+    page: str
+    text: str
+    scope: str = ""
+    page_number: int | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source file as indexed: identity, where it is published and a hash of its content."""
+
+    doc_id: str
+    title: str
+    url: str
+    page: str
+    content_hash: str
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of a section, at most ``max_chars`` long, its text prefixed with the heading path.
+
+    ``chunk_id`` hashes the document id, the chunk's position and its content, so an unchanged
+    chunk keeps its id (and its stored vectors) across re-indexing.
+    """
+
+    chunk_id: str
+    doc_id: str
+    position: int
+    section_index: int
+    text: str
+    title: str
+    heading_path: tuple[str, ...]
+    anchor: str
+    url: str
+    page: str
+    scope: str = ""
+    page_number: int | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk found by a search, with its fused score and the rankers that found it."""
+
+    chunk: Chunk
+    score: float
+    rankers: tuple[str, ...]
+
+    @property
+    def url(self) -> str:
+        return self.chunk.url
+
+
+@dataclass(frozen=True)
+class Citation:
+    """An OpenAI ``url_citation`` annotation: a span of the answer text that cites a section."""
+
+    url: str
+    title: str
+    start_index: int
+    end_index: int
+    type: str = "url_citation"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer with its citations and the hits it was written from.
+
+    ``kind`` says how it was written: ``extractive`` (quoted passages, no chat model) or
+    ``generated`` (a chat model).
+    """
+
+    text: str
+    citations: tuple[Citation, ...]
+    hits: tuple[Hit, ...]
+    kind: str = "extractive"
+    queries: tuple[str, ...] = field(default_factory=tuple)
