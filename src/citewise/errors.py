@@ -1,11 +1,11 @@
 """citewise's exceptions: one tree, each error a clear one-line message for the user.
 
-    CitewiseError
-    ├── SourceError          a folder, file or archive cannot be read (missing, empty, binary)
-    ├── KnowledgeBaseError   an unknown or unusable knowledge base
-    ├── EmbeddingError       the embedding model failed or is missing
-    ├── ConfigurationError   an invalid setting
-    └── MissingExtraError    an optional dependency is not installed (names the extra)
+CitewiseError
+├── SourceError          a folder, file or archive cannot be read (missing, empty, binary)
+├── KnowledgeBaseError   an unknown or unusable knowledge base
+├── EmbeddingError       the embedding model failed or is missing
+├── ConfigurationError   an invalid setting
+└── MissingExtraError    an optional dependency is not installed (names the extra)
 """
 
 from __future__ import annotations

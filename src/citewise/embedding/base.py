@@ -33,6 +33,14 @@ class Embedder(Protocol):
         ...
 
 
+def l2_normalise(vectors: npt.ArrayLike) -> Vectors:
+    """Return ``vectors`` as float32 rows of unit length (all-zero rows stay zero)."""
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    # A zero row would become NaNs that poison every similarity it touches.
+    return np.asarray(array / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+
+
 EmbedderFactory = Callable[..., Embedder]
 _REGISTRY: dict[str, EmbedderFactory] = {}
 

@@ -1,0 +1,8 @@
+"""Retrieval: hybrid dense + BM25 search and reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from citewise.retrieval.fusion import reciprocal_rank_fusion
+from citewise.retrieval.hybrid import search, search_many
+
+__all__ = ["reciprocal_rank_fusion", "search", "search_many"]

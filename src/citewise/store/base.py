@@ -39,19 +39,37 @@ class Store(Protocol):
     """Persistence and first-stage search for knowledge bases.
 
     Every write is one transaction: a failure leaves the previous index as it was.
+    Writes (``create``, ``apply``, ``upsert``, ``set_meta``) create an unknown knowledge base;
+    reads, ``delete_document`` and ``drop`` raise KnowledgeBaseError for one. An invalid
+    knowledge base name raises ConfigurationError.
     """
+
+    def create(self, kb: str, meta: Mapping[str, str] | None = None) -> None:
+        """Create an empty knowledge base if it does not exist, then merge ``meta`` into it."""
+        ...
 
     def apply(
         self,
         kb: str,
         updates: Sequence[DocumentUpdate],
         removed_doc_ids: Sequence[str] = (),
+        meta: Mapping[str, str] | None = None,
     ) -> None:
-        """Replace the listed documents' chunks and delete the removed documents, atomically."""
+        """Replace the listed documents' chunks and delete the removed documents, atomically.
+
+        Per update: the document row is upserted, its stored chunks missing from ``chunks``
+        are deleted, new chunks are inserted with their vectors. A chunk id already stored
+        keeps its vectors (any given for it are ignored). A new chunk without vectors raises
+        ValueError before anything is written. Removals run after the updates; ``meta``
+        is merged (as by ``set_meta``) in the same transaction.
+        """
         ...
 
     def upsert(self, kb: str, chunks: Sequence[Chunk], vectors: Mapping[str, Vectors]) -> None:
-        """Insert or replace chunks (and their vectors) without touching other chunks."""
+        """Insert or replace chunks (and their vectors) without touching other chunks.
+
+        A stored chunk without an entry in ``vectors`` keeps its stored vectors.
+        """
         ...
 
     def delete_document(self, kb: str, doc_id: str) -> int:
@@ -75,7 +93,10 @@ class Store(Protocol):
         ...
 
     def neighbours(self, kb: str, chunk_id: str, n: int) -> list[Chunk]:
-        """Up to n chunks either side of ``chunk_id`` in the same document, in document order."""
+        """Up to n chunks either side of ``chunk_id`` in the same document, in document order.
+
+        The chunk itself is included (so the result is a contiguous window); ``[]`` if unknown.
+        """
         ...
 
     def documents(self, kb: str) -> list[Document]:
@@ -90,7 +111,9 @@ class Store(Protocol):
         """The knowledge base's settings (embedder id, site URL, version, source)."""
         ...
 
-    def set_meta(self, kb: str, meta: Mapping[str, str]) -> None: ...
+    def set_meta(self, kb: str, meta: Mapping[str, str]) -> None:
+        """Merge ``meta`` into the settings; keys starting with ``_`` are reserved (ValueError)."""
+        ...
 
     def exists(self, kb: str) -> bool: ...
 
@@ -98,4 +121,8 @@ class Store(Protocol):
 
     def drop(self, kb: str) -> None:
         """Delete a knowledge base entirely."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store must not be used afterwards."""
         ...

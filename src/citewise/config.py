@@ -1,0 +1,64 @@
+"""Settings: where citewise keeps its data and which models it uses, from CITEWISE_* variables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
+from citewise.errors import ConfigurationError
+
+DEFAULT_EMBEDDER = "minilm"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide settings.
+
+    Args:
+        home: where knowledge bases (one SQLite file each) and the embedding cache live.
+        embedder: the registered embedder used for new knowledge bases.
+        max_chars: the largest chunk, in characters.
+        llm_base_url / llm_api_key / llm_model: an OpenAI-compatible chat endpoint; with no
+            model configured, answers are extractive.
+    """
+
+    home: Path
+    embedder: str = DEFAULT_EMBEDDER
+    max_chars: int = 2000
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        home = env.get("CITEWISE_HOME") or user_data_dir("citewise", appauthor=False)
+        max_chars = env.get("CITEWISE_MAX_CHARS", "2000")
+        if not max_chars.isdigit() or int(max_chars) < 200:
+            raise ConfigurationError(
+                f"CITEWISE_MAX_CHARS must be an integer ≥ 200, not {max_chars!r}"
+            )
+        return cls(
+            home=Path(home).expanduser(),
+            embedder=env.get("CITEWISE_EMBEDDER", DEFAULT_EMBEDDER),
+            max_chars=int(max_chars),
+            llm_base_url=env.get("CITEWISE_LLM_BASE_URL") or None,
+            llm_api_key=env.get("CITEWISE_LLM_API_KEY") or None,
+            llm_model=env.get("CITEWISE_LLM_MODEL") or None,
+        )
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with the given fields changed (``None`` values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
+
+    @property
+    def kb_dir(self) -> Path:
+        return self.home / "kb"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.home / "embedding-cache.sqlite"

@@ -1,0 +1,146 @@
+"""A SQLite cache of embeddings keyed by model and text hash, and an embedder that uses it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from citewise.embedding.base import Embedder, Vectors
+
+# SQLite builds before 3.32 allow 999 parameters per statement; stay well under.
+_QUERY_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    text_sha256 BLOB NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, text_sha256)
+) WITHOUT ROWID
+"""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class EmbeddingCache:
+    """Maps (model_id, sha256(text)) to a float32 vector in one SQLite file (WAL mode).
+
+    One connection shared under a lock: safe for the threads of one process, and other
+    processes can read the file meanwhile.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+
+    def get_many(self, model_id: str, texts: Sequence[str]) -> dict[int, Vectors]:
+        """Cached vectors by position in ``texts``; positions not cached are absent."""
+        positions: dict[bytes, list[int]] = {}
+        for i, text in enumerate(texts):
+            positions.setdefault(_digest(text), []).append(i)
+        keys = list(positions)
+        found: dict[int, Vectors] = {}
+        with self._lock:
+            for start in range(0, len(keys), _QUERY_CHUNK):
+                part = keys[start : start + _QUERY_CHUNK]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    "SELECT text_sha256, dim, vector FROM embeddings "
+                    f"WHERE model_id = ? AND text_sha256 IN ({marks})",
+                    [model_id, *part],
+                ).fetchall()
+                for digest, dim, blob in rows:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape != (dim,):
+                        continue  # a truncated row is a miss, not a crash
+                    for i in positions[bytes(digest)]:
+                        found[i] = vector.copy()
+        return found
+
+    def put_many(self, model_id: str, texts: Sequence[str], vectors: Vectors) -> None:
+        """Store ``vectors[i]`` for ``texts[i]`` (replacing what was there)."""
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim != 2 or array.shape[0] != len(texts):
+            raise ValueError(f"{len(texts)} texts but vectors of shape {array.shape}")
+        rows = [
+            (model_id, _digest(text), array.shape[1], np.ascontiguousarray(vec).tobytes())
+            for text, vec in zip(texts, array, strict=True)
+        ]
+        with self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+
+    def count(self, model_id: str | None = None) -> int:
+        with self._lock:
+            if model_id is None:
+                row = self._db.execute("SELECT count(*) FROM embeddings").fetchone()
+            else:
+                row = self._db.execute(
+                    "SELECT count(*) FROM embeddings WHERE model_id = ?", (model_id,)
+                ).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class CachedEmbedder:
+    """An Embedder that asks ``cache`` first and embeds only the texts it lacks.
+
+    Queries are passed straight through: they are cheap, rarely repeat, and some models
+    embed them differently from passages.
+    """
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.window_chars = inner.window_chars
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        # A vector of another size means the id was reused for a different model: re-embed.
+        cached = {
+            i: vector
+            for i, vector in self.cache.get_many(self.model_id, texts).items()
+            if vector.shape == (self.dim,)
+        }
+        for i, vector in cached.items():
+            out[i] = vector
+        missing: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            if i not in cached:
+                missing.setdefault(text, []).append(i)
+        if missing:
+            new_texts = list(missing)
+            vectors = np.asarray(self.inner.embed_documents(new_texts), dtype=np.float32)
+            self.cache.put_many(self.model_id, new_texts, vectors)
+            for text, vector in zip(new_texts, vectors, strict=True):
+                out[missing[text]] = vector
+        return out
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.inner.embed_query(text)

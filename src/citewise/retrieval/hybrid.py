@@ -1,0 +1,109 @@
+"""Hybrid search: dense and BM25 candidates fused by reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from citewise.embedding.base import Embedder
+from citewise.models import Chunk, Hit
+from citewise.retrieval.fusion import reciprocal_rank_fusion
+from citewise.store.base import SearchFilter, Store
+
+Mode = Literal["hybrid", "vector", "keyword"]
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
+RRF_K = 60
+_RANKERS = ("dense", "keyword")
+
+
+def _fuse(rankings: Sequence[Sequence[Hit]], k: int, rrf_k: int) -> list[Hit]:
+    """RRF over ranked lists of hits; a fused hit keeps every ranker that found it."""
+    chunks: dict[str, Chunk] = {}
+    found_by: dict[str, set[str]] = {}
+    for hits in rankings:
+        for hit in hits:
+            chunks.setdefault(hit.chunk.chunk_id, hit.chunk)
+            found_by.setdefault(hit.chunk.chunk_id, set()).update(hit.rankers)
+    fused = reciprocal_rank_fusion(
+        [[hit.chunk.chunk_id for hit in hits] for hits in rankings], k=rrf_k
+    )
+    return [
+        Hit(chunks[cid], score, tuple(r for r in _RANKERS if r in found_by[cid]))
+        for cid, score in fused[:k]
+    ]
+
+
+def search(
+    store: Store,
+    embedder: Embedder | None,
+    kb: str,
+    query: str,
+    *,
+    k: int = 10,
+    mode: str = "hybrid",
+    filter: SearchFilter | None = None,
+    candidates: int = 10,
+    keyword_cutoff: float = 0.5,
+    rrf_k: int = RRF_K,
+) -> list[Hit]:
+    """The k best chunks for ``query``, best first.
+
+    ``hybrid`` takes ``max(candidates, k)`` dense and BM25 candidates and fuses them by RRF;
+    only keyword matches scoring at least ``keyword_cutoff`` × the best BM25 score join,
+    so a query's weak incidental word matches do not outvote the dense ranker. A hit's
+    ``score`` is the fused score in hybrid mode, else the ranker's own (cosine or BM25).
+    ``embedder`` may be None for ``keyword`` mode. ``mode`` is a plain str (checked here)
+    because it usually arrives from a CLI flag or a request.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown search mode {mode!r} (known: {', '.join(MODES)})")
+    if k <= 0 or not query.strip():
+        return []
+    n = max(candidates, k)
+    dense: list[Hit] = []
+    if mode != "keyword":
+        if embedder is None:
+            raise ValueError(f"{mode} search needs an embedder")
+        vector = embedder.embed_query(query)
+        dense = [Hit(c, s, ("dense",)) for c, s in store.dense(kb, vector, n, filter)]
+        if mode == "vector":
+            return dense[:k]
+    keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(kb, query, n, filter)]
+    if mode == "keyword":
+        return keyword[:k]
+    if keyword and keyword[0].score > 0:
+        floor = keyword_cutoff * keyword[0].score
+        keyword = [hit for hit in keyword if hit.score >= floor]
+    return _fuse([dense, keyword], k, rrf_k)
+
+
+def search_many(
+    store: Store,
+    embedder: Embedder | None,
+    kb: str,
+    queries: Sequence[str],
+    *,
+    k: int = 10,
+    mode: str = "hybrid",
+    filter: SearchFilter | None = None,
+    candidates: int = 10,
+    keyword_cutoff: float = 0.5,
+    rrf_k: int = RRF_K,
+) -> list[Hit]:
+    """Search several phrasings of a question and fuse their results by RRF.
+
+    Each query contributes its own ranked list (of ``max(candidates, k)`` hits); a hit's
+    ``rankers`` is the union over the queries that found it. One distinct query gives
+    exactly ``search``'s result.
+    """
+    distinct = list(dict.fromkeys(q for q in queries if q.strip()))
+
+    def one(query: str, n: int) -> list[Hit]:
+        return search(
+            store, embedder, kb, query, k=n, mode=mode, filter=filter, candidates=candidates,
+            keyword_cutoff=keyword_cutoff, rrf_k=rrf_k,
+        )  # fmt: skip
+
+    if len(distinct) == 1:
+        return one(distinct[0], k)
+    return _fuse([one(q, max(candidates, k)) for q in distinct], k, rrf_k)

@@ -1,0 +1,146 @@
+"""Tests for the SQLite embedding cache and the caching embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citewise.embedding import CachedEmbedder, Embedder, EmbeddingCache
+from citewise.embedding.base import Vectors, l2_normalise
+
+
+class HashEmbedder:
+    """Deterministic stand-in for a model that counts what it is asked to embed."""
+
+    model_id = "hash-v1"
+    dim = 16
+    window_chars = 500
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+        self.queries = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.embedded.extend(texts)
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], np.uint8) for t in texts]
+        return l2_normalise(np.array(rows, dtype=np.float32).reshape(len(texts), self.dim) - 127)
+
+    def embed_query(self, text: str) -> Vectors:
+        self.queries += 1
+        return self.embed_documents([text]).reshape(self.dim)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[EmbeddingCache]:
+    with EmbeddingCache(tmp_path / "sub" / "cache.sqlite") as opened:
+        yield opened
+
+
+def test_second_call_embeds_nothing(cache: EmbeddingCache) -> None:
+    inner = HashEmbedder()
+    embedder = CachedEmbedder(inner, cache)
+    assert isinstance(embedder, Embedder)
+    texts = ["alpha", "beta", "gamma"]
+    first = embedder.embed_documents(texts)
+    assert inner.embedded == texts
+    second = embedder.embed_documents(texts)
+    assert inner.embedded == texts  # nothing new
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(first, HashEmbedder().embed_documents(texts))
+
+
+def test_only_missing_texts_are_embedded_once_each(cache: EmbeddingCache) -> None:
+    inner = HashEmbedder()
+    embedder = CachedEmbedder(inner, cache)
+    embedder.embed_documents(["alpha", "beta"])
+    inner.embedded.clear()
+    out = embedder.embed_documents(["beta", "delta", "alpha", "delta"])
+    assert inner.embedded == ["delta"]
+    np.testing.assert_array_equal(
+        out, HashEmbedder().embed_documents(["beta", "delta", "alpha", "delta"])
+    )
+
+
+def test_cache_persists_across_opens(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    with EmbeddingCache(path) as cache:
+        CachedEmbedder(HashEmbedder(), cache).embed_documents(["persisted"])
+    inner = HashEmbedder()
+    with EmbeddingCache(path) as cache:
+        CachedEmbedder(inner, cache).embed_documents(["persisted"])
+        assert cache.count() == 1
+    assert inner.embedded == []
+
+
+def test_entries_are_separated_by_model(cache: EmbeddingCache) -> None:
+    vectors = np.eye(2, dtype=np.float32)
+    cache.put_many("model-a", ["x", "y"], vectors)
+    assert cache.get_many("model-b", ["x", "y"]) == {}
+    got = cache.get_many("model-a", ["y", "z", "x"])
+    assert sorted(got) == [0, 2]
+    np.testing.assert_array_equal(got[0], vectors[1])
+    np.testing.assert_array_equal(got[2], vectors[0])
+    assert got[0].dtype == np.float32
+    assert cache.count("model-a") == 2
+
+
+def test_many_texts_beyond_one_sql_statement(cache: EmbeddingCache) -> None:
+    texts = [f"t{i}" for i in range(1200)]
+    vectors = np.random.default_rng(0).random((1200, 4), dtype=np.float32)
+    cache.put_many("m", texts, vectors)
+    got = cache.get_many("m", texts)
+    assert len(got) == 1200
+    np.testing.assert_array_equal(got[1199], vectors[1199])
+
+
+def test_vectors_of_another_size_are_re_embedded(cache: EmbeddingCache) -> None:
+    cache.put_many("hash-v1", ["alpha"], np.ones((1, 3), dtype=np.float32))
+    inner = HashEmbedder()
+    out = CachedEmbedder(inner, cache).embed_documents(["alpha"])
+    assert inner.embedded == ["alpha"]
+    assert out.shape == (1, 16)
+
+
+def test_put_many_checks_shapes(cache: EmbeddingCache) -> None:
+    with pytest.raises(ValueError):
+        cache.put_many("m", ["a", "b"], np.ones((1, 4), dtype=np.float32))
+
+
+def test_queries_pass_through(cache: EmbeddingCache) -> None:
+    inner = HashEmbedder()
+    embedder = CachedEmbedder(inner, cache)
+    assert embedder.embed_query("q").shape == (16,)
+    assert inner.queries == 1
+    assert cache.count() == 0
+
+
+def test_uses_wal_and_works_across_threads(cache: EmbeddingCache) -> None:
+    import sqlite3
+
+    other = sqlite3.connect(cache.path)
+    try:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        other.close()
+    embedder = CachedEmbedder(HashEmbedder(), cache)
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(20):
+                embedder.embed_documents([f"{n}-{i}", "shared"])
+        except BaseException as exc:  # surfaced below: threads swallow exceptions
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert cache.count() == 81

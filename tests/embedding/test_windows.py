@@ -1,0 +1,96 @@
+"""Tests for splitting chunks into embedding windows."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from citewise.embedding import embedding_windows
+
+HEADING = "Run The Server > Settings"
+
+
+def paragraphs(count: int, sentences: int = 6) -> str:
+    return "\n\n".join(
+        " ".join(
+            f"Paragraph {p} sentence {s} explains one setting in detail." for s in range(sentences)
+        )
+        for p in range(count)
+    )
+
+
+def test_text_that_fits_is_returned_unchanged() -> None:
+    text = f"{HEADING}\n\nShort body.  "
+    assert embedding_windows(text, 700) == [text]
+
+
+def test_every_window_fits_and_starts_with_the_heading() -> None:
+    text = f"{HEADING}\n\n{paragraphs(8)}"
+    windows = embedding_windows(text, 700)
+    assert len(windows) > 3
+    for window in windows:
+        assert len(window) <= 700
+        assert window.startswith(f"{HEADING}\n\n")
+        assert not window[len(HEADING) + 2 :].startswith((" ", "\n"))
+
+
+def test_windows_cover_the_whole_body_with_overlap() -> None:
+    body = paragraphs(8)
+    windows = embedding_windows(f"{HEADING}\n\n{body}", 600)
+    bodies = [w.removeprefix(f"{HEADING}\n\n") for w in windows]
+    for sentence in re.findall(r"Paragraph \d+ sentence \d+", body):
+        assert any(sentence in b for b in bodies), sentence
+    # Consecutive windows share text (about a fifth of the window).
+    for left, right in zip(bodies, bodies[1:], strict=False):
+        shared = right[:40]
+        assert shared in left
+
+
+def test_windows_break_at_sentence_or_paragraph_ends() -> None:
+    windows = embedding_windows(f"{HEADING}\n\n{paragraphs(6)}", 500)
+    for window in windows[:-1]:
+        assert window.endswith("."), window[-30:]
+
+
+def test_never_breaks_mid_word_when_words_fit() -> None:
+    words = [f"word{i:04d}" for i in range(600)]
+    body = " ".join(words)
+    windows = embedding_windows(f"{HEADING}\n\n{body}", 300, overlap_chars=50)
+    known = set(words)
+    for window in windows:
+        assert len(window) <= 300
+        assert set(window.removeprefix(f"{HEADING}\n\n").split()) <= known
+    assert words[-1] in windows[-1]
+
+
+def test_line_breaks_preferred_over_word_breaks() -> None:
+    lines = "\n".join(f"- item {i} with a short description" for i in range(60))
+    for window in embedding_windows(f"{HEADING}\n\n{lines}", 400):
+        assert window.endswith("description")
+        assert window.removeprefix(f"{HEADING}\n\n").startswith("- item")
+
+
+def test_an_overlong_word_is_cut() -> None:
+    windows = embedding_windows(f"{HEADING}\n\n" + "x" * 2000, 500)
+    assert all(len(w) <= 500 for w in windows)
+    assert sum(w.count("x") for w in windows) >= 2000
+
+
+def test_text_without_a_heading_line_gets_no_prefix() -> None:
+    body = paragraphs(5)
+    windows = embedding_windows(body, 500)
+    assert windows[0].startswith("Paragraph 0 sentence 0")
+    assert not all(w.startswith("Paragraph 0 sentence 0") for w in windows)
+
+
+def test_zero_overlap_gives_disjoint_windows() -> None:
+    words = [f"w{i}" for i in range(400)]
+    windows = embedding_windows(f"{HEADING}\n\n" + " ".join(words), 200, overlap_chars=0)
+    seen = [t for w in windows for t in w.removeprefix(f"{HEADING}\n\n").split()]
+    assert seen == words
+
+
+def test_rejects_a_nonpositive_window() -> None:
+    with pytest.raises(ValueError):
+        embedding_windows("text", 0)
