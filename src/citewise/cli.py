@@ -124,6 +124,9 @@ def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.beir import format_report, run_beir_benchmark
 
+    def log(done: int, total: int, what: str) -> None:
+        print(f"embedded {done}/{total} {what}", file=sys.stderr, flush=True)
+
     report = run_beir_benchmark(
         Path(args.dataset),
         settings=settings,
@@ -131,6 +134,7 @@ def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
         split=args.split,
         max_queries=args.max_queries,
         baselines=not args.no_baselines,
+        progress=log,
     )
     if args.output:
         Path(args.output).write_text(json.dumps(report, indent=2) + "\n")

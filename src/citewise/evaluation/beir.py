@@ -14,16 +14,17 @@ from typing import Any
 from citewise.chunking import chunk_sections
 from citewise.config import Settings
 from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
-from citewise.embedding.base import Embedder
+from citewise.embedding.base import Embedder, Vectors
 from citewise.errors import MissingExtraError, SourceError
 from citewise.evaluation.metrics import Qrels, Run, evaluate
-from citewise.indexing import embed_chunks
+from citewise.indexing import Progress, embed_chunks
 from citewise.models import Document, Section
 from citewise.retrieval import search
 from citewise.store import DocumentUpdate, SQLiteStore
 
 MODES = ("vector", "keyword", "hybrid")
 BENCH_KB = "beir"
+_EMBED_BATCH = 256
 
 
 def load_beir(folder: Path, split: str) -> tuple[dict[str, tuple[str, str]], dict[str, str], Qrels]:
@@ -71,7 +72,11 @@ def _dedupe(doc_ids: list[str]) -> list[str]:
 
 
 def _index(
-    store: SQLiteStore, embedder: Embedder, corpus: dict[str, tuple[str, str]], max_chars: int
+    store: SQLiteStore,
+    embedder: Embedder,
+    corpus: dict[str, tuple[str, str]],
+    max_chars: int,
+    progress: Progress | None,
 ) -> dict[str, float]:
     started = time.perf_counter()
     chunks_by_doc = {}
@@ -79,7 +84,17 @@ def _index(
         section = Section(doc_id, title or doc_id, (title or doc_id,), 1, "", doc_id, doc_id, text)
         chunks_by_doc[doc_id] = chunk_sections([section], max_chars=max_chars)
     all_chunks = [chunk for chunks in chunks_by_doc.values() for chunk in chunks]
-    vectors, windows = embed_chunks(embedder, all_chunks)
+    vectors: dict[str, Vectors] = {}
+    windows = 0
+    # Batches keep the embedding cache filling as it goes, so an interrupted run resumes.
+    for start in range(0, len(all_chunks), _EMBED_BATCH):
+        batch_vectors, batch_windows = embed_chunks(
+            embedder, all_chunks[start : start + _EMBED_BATCH]
+        )
+        vectors.update(batch_vectors)
+        windows += batch_windows
+        if progress is not None:
+            progress(min(start + _EMBED_BATCH, len(all_chunks)), len(all_chunks), "chunks")
     embedded = time.perf_counter()
     updates = [
         DocumentUpdate(
@@ -133,6 +148,7 @@ def run_beir_benchmark(
     max_queries: int | None = None,
     baselines: bool = True,
     use_cache: bool = True,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR dataset in a temporary store and measure every search mode.
 
@@ -157,7 +173,7 @@ def run_beir_benchmark(
     }
     with tempfile.TemporaryDirectory(prefix="citewise-bench-") as tmp:
         store = SQLiteStore(Path(tmp))
-        report["index"] = _index(store, embedder, corpus, settings.max_chars)
+        report["index"] = _index(store, embedder, corpus, settings.max_chars, progress)
         for mode in MODES:
 
             def rank(text: str, mode: str = mode) -> list[str]:
