@@ -1,12 +1,13 @@
 """citewise: answers questions about a documentation set and cites the exact sections it used."""
 
-from citewise.config import Settings
+from citewise.config import RequestSettings, Settings
 from citewise.errors import (
     CitewiseError,
     ConfigurationError,
     EmbeddingError,
     KnowledgeBaseError,
     MissingExtraError,
+    ModelError,
     SourceError,
 )
 from citewise.indexing import IndexReport, parse_folder
@@ -28,6 +29,8 @@ __all__ = [
     "KnowledgeBase",
     "KnowledgeBaseError",
     "MissingExtraError",
+    "ModelError",
+    "RequestSettings",
     "Section",
     "Settings",
     "SourceError",

@@ -10,11 +10,12 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from citewise.config import Settings
-from citewise.errors import CitewiseError
+from citewise.config import RequestSettings, Settings
+from citewise.errors import CitewiseError, ConfigurationError
 from citewise.indexing import Progress, parse_folder
 from citewise.knowledge import KnowledgeBase
-from citewise.models import Hit
+from citewise.llm import chat_model_configured
+from citewise.models import Answer, Hit
 
 DEFAULT_KB = "docs"
 
@@ -52,17 +53,66 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Progress | None]:
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
-    kb = KnowledgeBase(args.kb, settings=settings.with_overrides(embedder=args.embedder))
+    from citewise.sources.nav import ScopeRule
+
+    if args.release:
+        return _index_release(args, settings)
+    if args.folder is None:
+        raise ConfigurationError("give a FOLDER to index, or --release OWNER/REPO@VERSION")
+    settings = settings.with_overrides(embedder=args.embedder)
+    kb = KnowledgeBase(args.kb or DEFAULT_KB, settings=settings)
     if args.rebuild and kb.exists:
-        kb.store.drop(args.kb)
+        kb.store.drop(kb.name)
     with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
         report = kb.index_folder(
-            Path(args.folder), site_url=args.site_url, version=args.version, progress=progress
+            Path(args.folder),
+            site_url=args.site_url,
+            version=args.version,
+            progress=progress,
+            scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
         )
     if args.json:
         print(json.dumps(asdict(report), indent=2))
     else:
         print(report.summary())
+    return 0
+
+
+def _index_release(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here so the other commands never load httpx or the release machinery.
+    from citewise.sources.nav import ScopeRule
+    from citewise.sources.release import ReleaseSpec, index_release
+
+    if args.folder is not None or args.version is not None:
+        raise ConfigurationError("--release takes no FOLDER or --version: the release names both")
+    spec = ReleaseSpec.parse(
+        args.release,
+        site_url=args.site_url or None,
+        versions_url=args.versions_url,
+        archive_url=args.archive_url,
+        fallback_latest=args.fallback == "latest",
+        docs_dir=args.docs_dir,
+        scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
+    )
+    settings = settings.with_overrides(embedder=args.embedder)
+    with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
+        result = index_release(
+            spec, settings, kb_name=args.kb, rebuild=args.rebuild, refresh=args.refresh,
+            progress=progress,
+        )  # fmt: skip
+    fetched = result.release
+    if args.json:
+        print(json.dumps({**asdict(result.report), **fetched.meta()}, indent=2))
+        return 0
+    print(result.report.summary())
+    resolved = fetched.resolved
+    how = {
+        "normalized": f"published as {resolved.version}",
+        "alias": "alias",
+        "development": "development version, latest docs",
+        "fallback": "not published, latest docs",
+    }.get(resolved.how)
+    print(f"release {resolved.version}" + (f" (for {resolved.requested}: {how})" if how else ""))
     return 0
 
 
@@ -81,19 +131,75 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+NO_MODEL_HINT = (
+    "citewise: no chat model is configured, so this answer quotes the docs. For written "
+    "answers set CITEWISE_LLM_MODEL (with CITEWISE_LLM_BASE_URL and CITEWISE_LLM_API_KEY for "
+    "an OpenAI-compatible endpoint), or CITEWISE_LLM_MODEL=local for a local GGUF model."
+)
+
+
+def read_history(path: str | None) -> list[dict[str, str]]:
+    """Earlier turns from a JSON file: a list of ``{"role", "content"}`` messages."""
+    if path is None:
+        return []
+    try:
+        turns = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ConfigurationError(f"--history {path}: {error}") from error
+    roles = ("user", "assistant", "system")
+    if not isinstance(turns, list) or not all(
+        isinstance(t, dict) and t.get("role") in roles and isinstance(t.get("content"), str)
+        for t in turns
+    ):
+        raise ConfigurationError(
+            f'--history {path}: expected a JSON list of {{"role", "content"}} messages'
+        )
+    return turns
+
+
+def stream_ask(args: argparse.Namespace, kb: KnowledgeBase, settings: Settings) -> Answer:
+    """Run the answer workflow: status lines on stderr, the answer streamed to stdout
+    (unless ``--json``)."""
+    from citewise.answering import Done, Status, TextDelta, stream_answer
+    from citewise.llm import chat_model
+
+    messages = [*read_history(args.history), {"role": "user", "content": args.question}]
+    request = RequestSettings(scope=args.scope or "all", k=args.k)
+    answer: Answer | None = None
+    model = chat_model(settings)
+    for event in stream_answer(messages, kb, model, settings=request, workflow=args.model):
+        if isinstance(event, Status):
+            print(f"· {event.text}", file=sys.stderr, flush=True)
+        elif isinstance(event, TextDelta) and not args.json:
+            print(event.text, end="", flush=True)
+        elif isinstance(event, Done):
+            answer = event.answer
+    assert answer is not None  # stream_answer always ends with Done or raises
+    if not args.json:
+        print()
+    return answer
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     kb = KnowledgeBase(args.kb, settings=settings)
-    answer = kb.ask(args.question, k=args.k, scope=args.scope)
+    streamed = chat_model_configured(settings)
+    if streamed:
+        answer = stream_ask(args, kb, settings)
+    else:
+        print(NO_MODEL_HINT, file=sys.stderr)
+        answer = kb.ask(args.question, k=args.k, scope=args.scope)
     if args.json:
         payload = {
             "text": answer.text,
             "kind": answer.kind,
+            "queries": list(answer.queries),
             "annotations": [asdict(citation) for citation in answer.citations],
             "hits": [hit_json(hit) for hit in answer.hits],
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
-    print(answer.text)
+    if not streamed:
+        print(answer.text)
     sources = list(dict.fromkeys((c.url, c.title) for c in answer.citations))
     if sources:
         print("\nSources:")
@@ -148,11 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    index = commands.add_parser("index", help="index (or re-index) a folder of docs")
-    index.add_argument("folder")
-    index.add_argument("--kb", default=DEFAULT_KB, help="knowledge base name")
+    index = commands.add_parser("index", help="index (or re-index) a folder of docs or a release")
+    index.add_argument("folder", nargs="?", help="docs folder (not with --release)")
+    index.add_argument("--kb", default=None, help="knowledge base (default: docs, REPO-RELEASE)")
     index.add_argument("--site-url", default="", help="published site URL, e.g. https://x.io/")
     index.add_argument("--version", default=None, help="docs version segment in page URLs")
+    index.add_argument("--release", help="index a published release: OWNER/REPO@VERSION")
+    index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
+    index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")
+    index.add_argument("--fallback", choices=["latest"], help="unpublished: use the latest docs")
+    index.add_argument("--docs-dir", default="docs", help="docs folder inside the archive")
+    index.add_argument("--refresh", action="store_true", help="fetch versions.json again")
+    index.add_argument(
+        "--separate-scope", action="append", default=[], metavar="SECTION",
+        help="keep this nav section (scope name or title) out of the main 'library' scope",
+    )  # fmt: skip
     index.add_argument("--embedder", default=None, help="embedder for a new knowledge base")
     index.add_argument("--rebuild", action="store_true", help="drop the index and build anew")
     index.add_argument("--json", action="store_true")
@@ -174,6 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask = commands.add_parser("ask", help="answer a question with cited sections")
     ask.add_argument("question")
     add_query_options(ask)
+    ask.add_argument(
+        "--model",
+        choices=["citewise-rag", "citewise-agentic"],
+        default="citewise-rag",
+        help="answer workflow when a chat model is configured",
+    )
+    ask.add_argument(
+        "--history", metavar="FILE", help='earlier turns: JSON list of {"role", "content"}'
+    )
     ask.set_defaults(run=cmd_ask)
 
     sections = commands.add_parser("sections", help="list the sections a folder parses into")

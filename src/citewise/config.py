@@ -24,6 +24,8 @@ class Settings:
         max_chars: the largest chunk, in characters.
         llm_base_url / llm_api_key / llm_model: an OpenAI-compatible chat endpoint; with no
             model configured, answers are extractive.
+        llm_gguf: a GGUF file for the local llama.cpp model (``llm_model="local"``, or set
+            alone); without it the local model is reassembled from its packages.
     """
 
     home: Path
@@ -32,6 +34,7 @@ class Settings:
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_model: str | None = None
+    llm_gguf: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,6 +52,7 @@ class Settings:
             llm_base_url=env.get("CITEWISE_LLM_BASE_URL") or None,
             llm_api_key=env.get("CITEWISE_LLM_API_KEY") or None,
             llm_model=env.get("CITEWISE_LLM_MODEL") or None,
+            llm_gguf=env.get("CITEWISE_LLM_GGUF") or None,
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -62,3 +66,23 @@ class Settings:
     @property
     def cache_path(self) -> Path:
         return self.home / "embedding-cache.sqlite"
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """What one question may change: where to search and how much to retrieve.
+
+    Args:
+        scope: the part of the docs to search; ``all`` searches everything.
+        k: how many sections each search query retrieves.
+        mode: ``hybrid`` (dense + BM25), ``vector`` or ``keyword``.
+    """
+
+    scope: str = "all"
+    k: int = 10
+    mode: str = "hybrid"
+
+    @property
+    def restricted(self) -> bool:
+        """True when the search is limited to one part of the docs."""
+        return self.scope not in ("", "all")

@@ -2,10 +2,16 @@
 
 CitewiseError
 ├── SourceError          a folder, file or archive cannot be read (missing, empty, binary)
+│   ├── TooLargeError           a file or its parsed text is over a size limit
+│   ├── ReleaseNotFoundError    the requested release is not published (versions.json, tag)
+│   ├── DownloadError           a network error, an HTTP error or an oversized download
+│   ├── UnsafeArchiveError      an archive entry is hostile (.., absolute, link, device, bomb)
+│   └── DocsFolderMissingError  the archive has no docs folder
 ├── KnowledgeBaseError   an unknown or unusable knowledge base
 ├── EmbeddingError       the embedding model failed or is missing
 ├── ConfigurationError   an invalid setting
-└── MissingExtraError    an optional dependency is not installed (names the extra)
+├── MissingExtraError    an optional dependency is not installed (names the extra)
+└── ModelError           the chat model failed or gave an unusable reply
 """
 
 from __future__ import annotations
@@ -17,6 +23,26 @@ class CitewiseError(Exception):
 
 class SourceError(CitewiseError):
     """A source of documents cannot be read."""
+
+
+class ReleaseNotFoundError(SourceError):
+    """The requested release is not in the docs site's versions.json, or its tag has no archive."""
+
+
+class DownloadError(SourceError):
+    """Fetching a URL failed: network error, timeout, HTTP error status or a size cap exceeded."""
+
+
+class UnsafeArchiveError(SourceError):
+    """An archive was refused: an entry escapes the folder, is a link or device, or is too big."""
+
+
+class DocsFolderMissingError(SourceError):
+    """An archive holds no docs folder where one was expected."""
+
+
+class TooLargeError(SourceError):
+    """A file, or the text parsed from it, is over a size limit (see ``citewise.limits``)."""
 
 
 class KnowledgeBaseError(CitewiseError):
@@ -40,3 +66,7 @@ class MissingExtraError(CitewiseError, ImportError):
         )
         self.package = package
         self.extra = extra
+
+
+class ModelError(CitewiseError):
+    """The chat model failed (endpoint unreachable, an API error) or gave an unusable reply."""

@@ -14,13 +14,17 @@ from citewise.chunking import chunk_sections
 from citewise.embedding import embedding_windows
 from citewise.embedding.base import Embedder, Vectors
 from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
+from citewise.limits import check_file_size, check_text_size
 from citewise.models import Chunk, Document, Section
-from citewise.parsing.base import parser_for, supported_suffixes
+from citewise.parsing.base import binary_parser, parser_for, supported_suffixes
 from citewise.sources import SourceFile, read_folder
+from citewise.sources.nav import ScopeRule, folder_nav_scopes
 from citewise.store.base import DocumentUpdate, Store
 
 # Called after each file with (files done, files in all, doc id).
 Progress = Callable[[int, int, str], None]
+# Maps a doc id to its scopes: one name, or several separated by single spaces.
+ScopeOf = Callable[[str], str]
 
 
 @dataclass
@@ -47,35 +51,63 @@ class IndexReport:
 
 
 def scope_of(doc_id: str) -> str:
-    """The part of the docs a file belongs to: its top-level folder, or ``""`` at the root."""
+    """A file's scope when the docs have no nav: its top-level folder, or ``""`` at the root."""
     head, sep, _ = doc_id.partition("/")
     return head if sep else ""
 
 
-def parse_file(source: SourceFile, *, site_url: str, version: str | None) -> list[Section]:
+def folder_scopes(
+    folder: Path, rule: ScopeRule | None = None, *, site_config: Path | None = None
+) -> ScopeOf:
+    """Scopes from the site's nav (``mkdocs.yml``/``zensical.toml`` above ``folder``, or
+    ``site_config``) when there is one, else each file's top-level folder."""
+    nav = folder_nav_scopes(folder, rule, config=site_config)
+    return nav.scope_of if nav is not None else scope_of
+
+
+def parse_file(
+    source: SourceFile, *, site_url: str, version: str | None, scope: str | None = None
+) -> list[Section]:
+    """The file's sections; files and parsed text over the size limits are refused, unchunked."""
     parser = parser_for(source.path)
     if parser is None:
         raise SourceError(f"{source.path}: no parser for this kind of file")
-    return parser.parse(
-        source.text,
-        doc_id=source.doc_id,
-        site_url=site_url,
-        version=version,
-        scope=scope_of(source.doc_id),
-    )
+    check_file_size(source.path, len(source.data))
+    doc_id, scope = source.doc_id, scope_of(source.doc_id) if scope is None else scope
+    binary = binary_parser(parser)
+    if binary is not None:
+        sections = binary.parse_bytes(
+            source.data, doc_id=doc_id, site_url=site_url, version=version, scope=scope
+        )
+    else:
+        sections = parser.parse(
+            source.text, doc_id=doc_id, site_url=site_url, version=version, scope=scope
+        )
+    check_text_size(source.path, (section.text for section in sections))
+    return sections
 
 
-def parse_folder(folder: Path, *, site_url: str = "", version: str | None = None) -> list[Section]:
+def parse_folder(
+    folder: Path,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    scopes: ScopeOf | None = None,
+) -> list[Section]:
     """Every section of every documentation file under ``folder``, in path order."""
+    sources = read_folder(folder, supported_suffixes())
+    scope = scopes or folder_scopes(folder)
     sections: list[Section] = []
-    for source in read_folder(folder, supported_suffixes()):
-        sections.extend(parse_file(source, site_url=site_url, version=version))
+    for source in sources:
+        sections.extend(
+            parse_file(source, site_url=site_url, version=version, scope=scope(source.doc_id))
+        )
     return sections
 
 
 def document_hash(source: SourceFile, settings: dict[str, str]) -> str:
     """Changes when the file or anything that shapes its chunks (site URL, version, size) does."""
-    digest = hashlib.sha256(source.text.encode("utf-8"))
+    digest = hashlib.sha256(source.data)  # text files: their text in UTF-8, as before
     for key in sorted(settings):
         digest.update(f"\0{key}={settings[key]}".encode())
     return digest.hexdigest()
@@ -107,15 +139,19 @@ def index_folder(
     max_chars: int = 2000,
     progress: Progress | None = None,
     extra_meta: dict[str, str] | None = None,
+    scopes: ScopeOf | None = None,
 ) -> IndexReport:
     """Bring knowledge base ``kb`` in line with ``folder``.
 
     Unchanged files are skipped, changed files re-embed only their new chunks, and files
     gone from the folder leave the index. Nothing is written until every file is parsed and
     embedded; then one transaction applies the change, so a failure leaves the index intact.
+    ``scopes`` maps a doc id to its scopes (default: ``folder_scopes(folder)``); the names
+    in use are stored in the meta key ``scopes``.
     """
     started = time.perf_counter()
     sources = read_folder(folder, supported_suffixes())
+    scope = scopes or folder_scopes(folder)
     meta = store.get_meta(kb) if store.exists(kb) else {}
     stored_embedder = meta.get("embedder")
     if stored_embedder and stored_embedder != embedder.model_id:
@@ -129,14 +165,26 @@ def index_folder(
 
     report = IndexReport(kb=kb, files=len(sources))
     updates: list[DocumentUpdate] = []
+    names: set[str] = set()
     for done, source in enumerate(sources, start=1):
-        content_hash = document_hash(source, shape)
+        doc_scope = scope(source.doc_id)
+        names.update(doc_scope.split())
+        # The scope is part of the hash so a changed nav rewrites the chunks' scopes
+        # (their ids, and so their vectors, stay: nothing is re-embedded).
+        content_hash = document_hash(source, {**shape, "scope": doc_scope})
         previous = stored.get(source.doc_id)
         if previous is not None and previous.content_hash == content_hash:
             report.unchanged.append(source.doc_id)
         else:
             update, embedded, windows = _prepare(
-                source, embedder, known_chunks, content_hash, site_url, version, max_chars
+                source,
+                embedder,
+                known_chunks,
+                content_hash,
+                site_url,
+                version,
+                max_chars,
+                doc_scope,
             )
             updates.append(update)
             report.chunks_embedded += embedded
@@ -152,6 +200,7 @@ def index_folder(
         "source": str(folder.resolve()),
         "indexed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         **shape,
+        "scopes": " ".join(sorted(names)),
         **(extra_meta or {}),
     }
     store.apply(kb, updates, report.removed, meta=new_meta)
@@ -168,8 +217,9 @@ def _prepare(
     site_url: str,
     version: str | None,
     max_chars: int,
+    scope: str,
 ) -> tuple[DocumentUpdate, int, int]:
-    sections = parse_file(source, site_url=site_url, version=version)
+    sections = parse_file(source, site_url=site_url, version=version, scope=scope)
     chunks = chunk_sections(sections, max_chars=max_chars)
     first = sections[0] if sections else None
     document = Document(
@@ -178,7 +228,7 @@ def _prepare(
         url=first.url.split("#", 1)[0] if first else "",
         page=first.page if first else "",
         content_hash=content_hash,
-        scope=scope_of(source.doc_id),
+        scope=scope,
     )
     fresh = [chunk for chunk in chunks if chunk.chunk_id not in known_chunks]
     try:

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from citewise.config import Settings
+from citewise.config import RequestSettings, Settings
 from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
 from citewise.embedding.base import Embedder
-from citewise.errors import KnowledgeBaseError
+from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.extractive import extractive_answer
-from citewise.indexing import IndexReport, Progress, index_folder
+from citewise.indexing import IndexReport, Progress, folder_scopes, index_folder
+from citewise.llm import chat_model_configured
 from citewise.models import Answer, Document, Hit
 from citewise.retrieval import search
+from citewise.sources.nav import ScopeRule
 from citewise.store import SearchFilter, SQLiteStore, Store
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import MessageLikeRepresentation
 
 ALL_SCOPES = "all"
 
@@ -68,8 +76,16 @@ class KnowledgeBase:
         site_url: str = "",
         version: str | None = None,
         progress: Progress | None = None,
+        scope_rule: ScopeRule | None = None,
+        site_config: Path | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> IndexReport:
-        """Index (or re-index, incrementally) a folder of documentation."""
+        """Index (or re-index, incrementally) a folder of documentation.
+
+        Scopes come from the site's nav (``site_config``, or the ``mkdocs.yml`` or
+        ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
+        top-level folder is its scope. ``meta`` is stored with the index in the same write.
+        """
         return index_folder(
             self.store,
             self.embedder,
@@ -79,8 +95,17 @@ class KnowledgeBase:
             version=version,
             max_chars=self.settings.max_chars,
             progress=progress,
-            extra_meta={"embedder_name": self.embedder_name},
+            extra_meta={"embedder_name": self.embedder_name, **(meta or {})},
+            scopes=folder_scopes(folder, scope_rule, site_config=site_config),
         )
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes a search can name, ``all`` first (just ``all`` for an index without
+        recorded scopes)."""
+        self._require()
+        recorded = self.store.get_meta(self.name).get("scopes", "").split()
+        return (ALL_SCOPES, *(name for name in recorded if name != ALL_SCOPES))
 
     @property
     def embedder_name(self) -> str:
@@ -97,14 +122,49 @@ class KnowledgeBase:
             scope: restrict the search to one part of the docs (``all`` or None: everything).
         """
         self._require()
+        if scope is not None and scope != ALL_SCOPES:
+            known = self.scopes
+            # An index built before scopes were recorded cannot tell a typo from a scope.
+            if len(known) > 1 and scope not in known:
+                raise ConfigurationError(
+                    f"unknown scope {scope!r} in {self.name!r}: use one of {', '.join(known)}"
+                )
         return search(
             self.store, self.embedder, self.name, query, k=k, mode=mode, filter=scope_filter(scope)
         )
 
-    def ask(self, question: str, *, k: int = 10, scope: str | None = None) -> Answer:
-        """Answer ``question`` from the documentation, citing the sections used."""
-        hits = self.search(question, k=k, scope=scope)
-        return extractive_answer(question, hits)
+    def ask(
+        self,
+        question: str | Sequence[MessageLikeRepresentation],
+        *,
+        k: int = 10,
+        scope: str | None = None,
+        model: BaseChatModel | None = None,
+        workflow: str = "citewise-rag",
+    ) -> Answer:
+        """Answer ``question`` (or a conversation ending with it), citing the sections used.
+
+        With a chat model (``model``, or the one the settings configure) the ``workflow``
+        writes the answer: ``citewise-rag`` (plan → retrieve → answer) or
+        ``citewise-agentic``. Without one the answer is extractive: the passages that best
+        match the question, quoted and cited. ``citewise.answering`` streams the same answer.
+        """
+        if model is None and not chat_model_configured(self.settings):
+            if not isinstance(question, str):
+                from citewise.answering import conversation
+
+                question = conversation(question)[-1].text
+            return extractive_answer(question, self.search(question, k=k, scope=scope))
+        from citewise.answering import answer
+        from citewise.llm import chat_model
+
+        return answer(
+            question,
+            self,
+            model or chat_model(self.settings),
+            settings=RequestSettings(scope=scope or ALL_SCOPES, k=k),
+            workflow=workflow,
+        )
 
     def documents(self) -> list[Document]:
         self._require()

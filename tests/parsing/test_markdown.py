@@ -389,7 +389,7 @@ def test_markdown_parser_is_registered(path: str | Path) -> None:
     assert sections[0].url == f"{SITE}a/"
 
 
-@pytest.mark.parametrize("path", ["a.txt", "Makefile", "a.md.bak"])
+@pytest.mark.parametrize("path", ["a.png", "Makefile", "a.md.bak"])
 def test_unknown_suffix_has_no_parser(path: str) -> None:
     assert parser_for(path) is None
 

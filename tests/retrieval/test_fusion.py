@@ -68,3 +68,31 @@ def test_matches_reference(seed: int) -> None:
     want = reference_rrf(rankings, k=k, weights=weights)
     # Both sum the same terms in the same order, so even ties must come out identically.
     assert got == want
+
+
+def test_relative_score_rrf_weights_each_term_by_score_over_best() -> None:
+    from citewise.retrieval.fusion import relative_score_rrf
+
+    fused = dict(relative_score_rrf([[("a", 2.0), ("b", 1.0)], [("b", 0.5), ("c", 0.25)]], k=60))
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(0.5 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(0.5 / 62)
+
+
+def test_relative_score_rrf_demotes_a_weak_match_that_plain_rrf_ranks_equal() -> None:
+    from citewise.retrieval.fusion import relative_score_rrf
+
+    dense = [("strong", 0.9), ("weak", 0.1)]
+    keyword = [("weak2", 10.0), ("strong2", 9.5)]
+    plain = dict(reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]]))
+    weighted = dict(relative_score_rrf([dense, keyword]))
+    assert plain["weak"] == plain["strong2"]
+    assert weighted["weak"] < weighted["strong2"]
+
+
+def test_relative_score_rrf_handles_non_positive_best_and_negatives() -> None:
+    from citewise.retrieval.fusion import relative_score_rrf
+
+    fused = dict(relative_score_rrf([[("a", -0.2), ("b", -0.5)], [("a", 1.0), ("b", -1.0)]]))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62)

@@ -356,6 +356,36 @@ def test_filters_apply_before_top_k(filled: Store) -> None:
         assert {c.chunk_id for c, _ in everything} == allowed
 
 
+def test_scope_filter_matches_a_member_of_a_scope_list(store: Store) -> None:
+    """A chunk's scope may list several names (``tutorials library``): each one matches."""
+    store.apply(
+        "kb",
+        [
+            update("demo", ["Demo compose stack"], scope="demo", page="demo/"),
+            update("tut", ["Tutorial compose stack"], scope="tutorials library", page="t/"),
+            update("home", ["Home compose stack"], scope="library", page=""),
+            update("libs", ["Libraries compose stack"], scope="libraries", page="l/"),
+        ],
+    )
+    cases = {
+        "library": {"tut", "home"},
+        "tutorials": {"tut"},
+        "demo": {"demo"},
+        "tutorials library": {"tut"},  # the stored string itself still matches exactly
+        "lib": set(),
+        "": set(),
+    }
+    for scope, docs in cases.items():
+        f = SearchFilter(scope=scope)
+        assert {c.doc_id for c, _ in store.dense("kb", unit("q"), 10, f)} == docs, scope
+        assert {c.doc_id for c, _ in store.keyword("kb", "compose stack", 10, f)} == docs, scope
+
+
+def test_dotted_kb_names_are_valid(store: Store) -> None:
+    store.apply("lgos-0.12.0", BASE)
+    assert "lgos-0.12.0" in store.list_kbs() and store.exists("lgos-0.12.0")
+
+
 def test_dense_is_exact_against_brute_force(store: Store) -> None:
     rng = np.random.default_rng(7)
     updates, windows = [], {}

@@ -1,0 +1,1 @@
+"""LangGraph workflows (citewise-rag, citewise-agentic): state, nodes, prompts and citations."""

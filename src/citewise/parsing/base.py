@@ -1,4 +1,4 @@
-"""The parser protocol and the registry that picks a parser by file suffix."""
+"""The parser protocols and the registry that picks a parser by file suffix."""
 
 from __future__ import annotations
 
@@ -7,9 +7,27 @@ from pathlib import PurePath
 from typing import Protocol, runtime_checkable
 
 from citewise.models import Section
+from citewise.parsing.docx import DocxParser
+from citewise.parsing.html import HTMLParser
 from citewise.parsing.markdown import parse_markdown
+from citewise.parsing.pdf import PdfParser
+from citewise.parsing.text import CsvParser, TextParser
 
-__all__ = ["MarkdownParser", "Parser", "parser_for", "register_parser", "supported_suffixes"]
+__all__ = [
+    "BinaryParser",
+    "CsvParser",
+    "DocxParser",
+    "HTMLParser",
+    "MarkdownParser",
+    "Parser",
+    "PdfParser",
+    "TextParser",
+    "binary_parser",
+    "binary_suffixes",
+    "parser_for",
+    "register_parser",
+    "supported_suffixes",
+]
 
 
 @runtime_checkable
@@ -19,6 +37,28 @@ class Parser(Protocol):
     def parse(
         self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]: ...
+
+
+@runtime_checkable
+class BinaryParser(Parser, Protocol):
+    """A parser for a binary format (PDF, DOCX): ``binary`` is true and it reads bytes.
+
+    Sources keep such files as bytes, and callers use :meth:`parse_bytes` (see
+    :func:`binary_parser`); its ``parse`` of text may refuse.
+    """
+
+    binary: bool
+
+    def parse_bytes(
+        self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    ) -> list[Section]: ...
+
+
+def binary_parser(parser: Parser) -> BinaryParser | None:
+    """``parser`` when it reads bytes (``binary`` true, with ``parse_bytes``), else None."""
+    if getattr(parser, "binary", False) and isinstance(parser, BinaryParser):
+        return parser
+    return None
 
 
 class MarkdownParser:
@@ -55,4 +95,14 @@ def supported_suffixes() -> frozenset[str]:
     return frozenset(_PARSERS)
 
 
+def binary_suffixes() -> frozenset[str]:
+    """The suffixes whose parser reads bytes rather than text (``".pdf"``, ``".docx"``)."""
+    return frozenset(suffix for suffix, p in _PARSERS.items() if binary_parser(p) is not None)
+
+
 register_parser((".md", ".markdown"), MarkdownParser())
+register_parser((".html", ".htm"), HTMLParser())
+register_parser(".pdf", PdfParser())
+register_parser(".docx", DocxParser())
+register_parser(".txt", TextParser())
+register_parser((".csv", ".tsv"), CsvParser())

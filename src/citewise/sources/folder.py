@@ -4,40 +4,107 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from citewise.errors import SourceError
+from citewise.limits import read_limited
 
 # Hidden folders (.git, .venv) and build output never hold the docs being indexed.
 _SKIPPED_DIRS = {"node_modules", "__pycache__", "site", "public", "_site"}
 
 
-@dataclass(frozen=True)
 class SourceFile:
-    """One readable document: ``doc_id`` is its POSIX path relative to the folder."""
+    """One readable document: ``doc_id`` is its POSIX path relative to the folder.
 
-    doc_id: str
-    path: Path
-    text: str
+    A text format carries its decoded ``text`` (``SourceFile(doc_id, path, text)``); a binary
+    format such as PDF or DOCX carries its bytes (``SourceFile(doc_id, path, data=b, binary=True)``)
+    and has no text. Given ``data`` without ``binary``, the text is decoded from it when first
+    asked for. ``data`` is always available: for text it is the UTF-8 of ``text``.
+    """
+
+    __slots__ = ("_encoded", "_raw", "_text", "binary", "doc_id", "path")
+
+    def __init__(
+        self,
+        doc_id: str,
+        path: Path,
+        text: str | None = None,
+        *,
+        data: bytes | None = None,
+        binary: bool = False,
+    ) -> None:
+        if text is None and data is None:
+            raise ValueError("a SourceFile needs its text or its data")
+        if binary and data is None:
+            raise ValueError("a binary SourceFile needs its data")
+        self.doc_id = doc_id
+        self.path = path
+        self.binary = binary
+        self._text = text
+        self._raw = data
+        self._encoded: bytes | None = None
+
+    @property
+    def text(self) -> str:
+        """The document's text; a :class:`SourceError` for a binary format."""
+        if self._text is None:
+            if self.binary or self._raw is None:
+                raise SourceError(f"{self.path}: binary format, read its data instead of text")
+            self._text = decode_text(self._raw, self.path)
+        return self._text
+
+    @property
+    def data(self) -> bytes:
+        """The document's bytes: the file for a binary format, the text's UTF-8 otherwise."""
+        if self.binary and self._raw is not None:
+            return self._raw
+        if self._encoded is None:
+            # The normalised text, not the raw bytes: a CRLF or BOM change is no edit.
+            self._encoded = self.text.encode("utf-8")
+        return self._encoded
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return hashlib.sha256(self.data).hexdigest()
+
+    def __repr__(self) -> str:
+        kind = "binary" if self.binary else "text"
+        return f"SourceFile({self.doc_id!r}, {str(self.path)!r}, {kind})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceFile):
+            return NotImplemented
+        mine = (self.doc_id, self.path, self.binary, self.data)
+        return mine == (other.doc_id, other.path, other.binary, other.data)
+
+    def __hash__(self) -> int:
+        return hash((self.doc_id, self.path, self.binary))
 
 
-def read_folder(root: Path, suffixes: Collection[str]) -> list[SourceFile]:
+def read_folder(
+    root: Path, suffixes: Collection[str], *, binary: Collection[str] | None = None
+) -> list[SourceFile]:
     """Every file under ``root`` whose suffix is in ``suffixes``, sorted by path.
+
+    Files whose suffix is in ``binary`` (by default, every suffix whose registered parser
+    reads bytes: PDF, DOCX) keep their bytes; the others are decoded as UTF-8 text.
 
     Raises:
         SourceError: the folder is missing or holds no such file, or a file is binary or
             not UTF-8 (the message names the file).
+        TooLargeError: a file is over :data:`citewise.limits.MAX_FILE_BYTES`; it is refused
+            before it is read.
     """
     if not root.exists():
         raise SourceError(f"folder not found: {root}")
     if not root.is_dir():
         raise SourceError(f"not a folder: {root}")
     wanted = {s.lower() for s in suffixes}
+    if binary is None:
+        from citewise.parsing.base import binary_suffixes  # a soft link: sources → parsers
+
+        binary = binary_suffixes()
+    binary_wanted = {s.lower() for s in binary}
     files: list[SourceFile] = []
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -45,9 +112,15 @@ def read_folder(root: Path, suffixes: Collection[str]) -> list[SourceFile]:
             continue
         if relative.name.startswith(".") or not path.is_file():
             continue
-        if path.suffix.lower() not in wanted:
+        suffix = path.suffix.lower()
+        if suffix not in wanted:
             continue
-        files.append(SourceFile(relative.as_posix(), path, read_text_file(path)))
+        if suffix in binary_wanted:
+            files.append(
+                SourceFile(relative.as_posix(), path, data=read_limited(path), binary=True)
+            )
+        else:
+            files.append(SourceFile(relative.as_posix(), path, read_text_file(path)))
     if not files:
         kinds = ", ".join(sorted(wanted))
         raise SourceError(f"no documentation files ({kinds}) found in {root}")
@@ -55,14 +128,18 @@ def read_folder(root: Path, suffixes: Collection[str]) -> list[SourceFile]:
 
 
 def read_text_file(path: Path) -> str:
-    """The file's text, with a clear error for binary or non-UTF-8 content."""
-    data = path.read_bytes()
+    """The file's text, with a clear error for binary, non-UTF-8 or too large content."""
+    return decode_text(read_limited(path), path)
+
+
+def decode_text(data: bytes, name: str | Path) -> str:
+    """``data`` as UTF-8 text with ``\\n`` line ends; a clear error for binary or other bytes."""
     if b"\x00" in data[:8192]:
-        raise SourceError(f"{path}: binary file, not text")
+        raise SourceError(f"{name}: binary file, not text")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise SourceError(
-            f"{path}: not valid UTF-8 (byte {error.start}: {data[error.start : error.start + 1]!r})"
+            f"{name}: not valid UTF-8 (byte {error.start}: {data[error.start : error.start + 1]!r})"
         ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -14,7 +14,9 @@ from citewise.models import Chunk, Document
 class SearchFilter:
     """Restricts a search to part of a knowledge base; ``None`` fields do not filter.
 
-    ``scope`` matches a chunk's scope; ``page_prefix`` matches the start of its page path.
+    ``scope`` matches a chunk whose scope is a space-separated list containing it (a chunk of
+    ``tutorials/`` may be in ``tutorials library``), or equals it exactly; ``page_prefix``
+    matches the start of its page path.
     """
 
     scope: str | None = None

@@ -24,7 +24,9 @@ from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.models import Chunk, Document
 from citewise.store.base import DocumentUpdate, SearchFilter
 
-_KB_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# Dots allow release names such as ``langgraph-openai-serve-0.12.0``; the first character
+# can never be one, so a name cannot be hidden or a relative path.
+_KB_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _SCHEMA_VERSION = "1"
 # Meta keys starting with "_" belong to the store (schema, generation, vector dim), not to callers.
 _GENERATION = "_generation"
@@ -138,6 +140,14 @@ def _as_windows(vectors: Vectors) -> Vectors:
     return windows
 
 
+def scope_member(scopes: npt.NDArray[np.str_], scope: str) -> npt.NDArray[np.bool_]:
+    """Which chunks' scope lists (space-separated) contain ``scope``, or equal it exactly."""
+    # A knowledge base has a handful of distinct scope lists: test each once, not per chunk.
+    distinct, inverse = np.unique(scopes, return_inverse=True)
+    member = np.array([s == scope or scope in s.split(" ") for s in distinct.tolist()], dtype=bool)
+    return member[inverse.reshape(-1)] if len(distinct) else np.zeros(len(scopes), dtype=bool)
+
+
 @dataclass(frozen=True)
 class _DenseIndex:
     """A knowledge base's window vectors as one matrix, windows of a chunk in adjacent rows."""
@@ -155,7 +165,7 @@ class _DenseIndex:
             return None
         keep = np.ones(len(self.rids), dtype=bool)
         if f.scope is not None:
-            keep &= self.scopes == f.scope
+            keep &= scope_member(self.scopes, f.scope)
         if f.page_prefix:
             keep &= np.char.startswith(self.pages, f.page_prefix)
         if f.doc_ids is not None:
@@ -185,7 +195,7 @@ class SQLiteStore:
     def _path(self, kb: str) -> Path:
         if not isinstance(kb, str) or not _KB_NAME.match(kb):
             raise ConfigurationError(
-                f"invalid knowledge base name {kb!r}: use 1-64 of a-z, 0-9, '_' and '-', "
+                f"invalid knowledge base name {kb!r}: use 1-64 of a-z, 0-9, '.', '_' and '-', "
                 "starting with a letter or digit"
             )
         return self.root / f"{kb}.sqlite"
@@ -561,8 +571,9 @@ class SQLiteStore:
             params: list[object] = [match]
             if filter is not None:
                 if filter.scope is not None:
-                    where.append("c.scope = ?")
-                    params.append(filter.scope)
+                    # A chunk's scope is a space-separated list: match one member exactly.
+                    where.append("(c.scope = ? OR instr(' ' || c.scope || ' ', ?) > 0)")
+                    params += [filter.scope, f" {filter.scope} "]
                 if filter.page_prefix:
                     # substr, not LIKE: LIKE is case-insensitive and treats % and _ as wildcards.
                     where.append("substr(c.page, 1, ?) = ?")

@@ -1,0 +1,96 @@
+"""The opt-in agentic workflow (model ``citewise-agentic``): retrieval graded, rewritten once.
+
+decide → retrieve → grade → answer, or rewrite → retrieve → grade → answer. The ``rewrites``
+counter in state bounds the loop at ``MAX_REWRITES`` (one); when the second grade still says
+no, the answer says the documentation does not cover the question.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from citewise.errors import ModelError
+from citewise.graph.nodes import answer, plan, retrieve
+from citewise.graph.prompts import Grade, Rewrite, grade_messages, rewrite_messages
+from citewise.graph.state import MAX_REWRITES, Deps, GraphState, Update, emit_status
+from citewise.llm import astructured
+
+NAME = "citewise-agentic"
+GRADE_TAG = "citewise:grade"
+REWRITE_TAG = "citewise:rewrite"
+CHECKING = "Checking whether the sections answer the question"
+
+log = logging.getLogger(__name__)
+
+
+def rewriting_status(attempt: int) -> str:
+    return f"Nothing relevant found; rewriting the search ({attempt} of {MAX_REWRITES})"
+
+
+async def grade(state: GraphState, runtime: Runtime[Deps]) -> Update:
+    """One structured yes/no over the retrieved sections (none retrieved: no)."""
+    hits = state.get("hits", [])
+    if not hits:
+        return {"relevant": False}
+    status = emit_status(CHECKING)
+    messages = grade_messages(state["messages"], hits)
+    try:
+        result = await astructured(runtime.context.planner, Grade, messages, tags=[GRADE_TAG])
+    except ModelError as error:
+        # An unreadable grade should not discard sections: the answer step still judges them.
+        log.warning("grading failed (%s); answering from the sections found", error)
+        return {"relevant": True, "status": status}
+    return {"relevant": result.relevant == "yes", "status": status}
+
+
+async def rewrite(state: GraphState, runtime: Runtime[Deps]) -> Update:
+    """One structured call for a new query; increments the counter that bounds the loop."""
+    attempt = state.get("rewrites", 0) + 1
+    status = emit_status(rewriting_status(attempt))
+    queries = state.get("queries", [])
+    try:
+        messages = rewrite_messages(state["messages"], queries)
+        result = await astructured(runtime.context.planner, Rewrite, messages, tags=[REWRITE_TAG])
+        new_queries = [result.query] if result.query else []
+    except ModelError as error:
+        log.warning("rewriting failed (%s); not searching again", error)
+        new_queries = []
+    return {"queries": new_queries, "rewrites": attempt, "status": status}
+
+
+def after_decide(state: GraphState) -> Literal["retrieve", "answer"]:
+    return "retrieve" if state.get("queries") else "answer"
+
+
+def after_grade(state: GraphState) -> Literal["answer", "rewrite"]:
+    if state.get("relevant") or state.get("rewrites", 0) >= MAX_REWRITES:
+        return "answer"
+    return "rewrite"
+
+
+def after_rewrite(state: GraphState) -> Literal["retrieve", "answer"]:
+    return "retrieve" if state.get("queries") else "answer"
+
+
+@cache
+def agentic_graph() -> CompiledStateGraph[GraphState, Deps, GraphState, GraphState]:
+    """The compiled agentic workflow (``decide`` is the same planning call as ``plan``)."""
+    graph = StateGraph(GraphState, context_schema=Deps)
+    graph.add_node("decide", plan)
+    graph.add_node("retrieve", retrieve)
+    graph.add_node("grade", grade)
+    graph.add_node("rewrite", rewrite)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "decide")
+    graph.add_conditional_edges("decide", after_decide)
+    graph.add_edge("retrieve", "grade")
+    graph.add_conditional_edges("grade", after_grade)
+    graph.add_conditional_edges("rewrite", after_rewrite)
+    graph.add_edge("answer", END)
+    return graph.compile(name=NAME)

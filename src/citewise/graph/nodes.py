@@ -1,0 +1,118 @@
+"""The nodes both workflows share: plan (structured, hidden), retrieve (code only) and answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+
+from citewise.config import RequestSettings
+from citewise.errors import ModelError
+from citewise.graph.citations import find_citations
+from citewise.graph.events import TextDelta
+from citewise.graph.prompts import (
+    MAX_QUERY_CHARS,
+    Plan,
+    answer_messages,
+    plan_messages,
+    section_title,
+    split_conversation,
+)
+from citewise.graph.state import Deps, GraphState, Update, emit_status
+from citewise.llm import astructured
+from citewise.models import Answer, Hit
+
+PLAN_TAG = "citewise:plan"
+ANSWER_TAG = "citewise:answer"
+UNDERSTANDING = "Understanding the question"
+WRITING = "Writing the answer"
+
+log = logging.getLogger(__name__)
+
+
+def search_status(query: str, settings: RequestSettings) -> str:
+    """``Searching the docs: …``, or ``Searching the <scope> docs: …`` under a scope."""
+    where = f"the {settings.scope} docs" if settings.restricted else "the docs"
+    return f"Searching {where}: {query}"
+
+
+def merge_hits(rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """Interleave ranked lists (each one's best first), dropping repeated chunks.
+
+    Taking rank by rank keeps every part of a multi-part question near the top, where the
+    prompt's length budget cannot cut it off.
+    """
+    merged: list[Hit] = []
+    seen: set[str] = set()
+    for rank in range(max((len(hits) for hits in rankings), default=0)):
+        for hits in rankings:
+            if rank < len(hits) and hits[rank].chunk.chunk_id not in seen:
+                seen.add(hits[rank].chunk.chunk_id)
+                merged.append(hits[rank])
+    return merged
+
+
+async def plan(state: GraphState, runtime: Runtime[Deps]) -> Update:
+    """One structured call at temperature 0: 0–3 standalone queries (none for small talk)."""
+    status = emit_status(UNDERSTANDING)
+    messages = plan_messages(state["messages"])
+    try:
+        result = await astructured(runtime.context.planner, Plan, messages, tags=[PLAN_TAG])
+        queries = result.search_queries()
+    except ModelError as error:
+        # Searching the message as written beats failing the request or answering blind.
+        log.warning("planning failed (%s); searching the message as written", error)
+        question = split_conversation(state["messages"])[1].strip()[:MAX_QUERY_CHARS]
+        queries = [question] if question else []
+    return {"queries": queries, "hits": [], "rewrites": 0, "status": status}
+
+
+async def retrieve(state: GraphState, runtime: Runtime[Deps]) -> Update:
+    """Search every query in parallel (one status each) and merge the top ``k`` of each.
+
+    With no queries it does nothing, so a greeting never touches (or loads) the index.
+    """
+    queries = state.get("queries", [])
+    if not queries:
+        return {}
+    settings = state["settings"]
+    status = [emit_status(search_status(query, settings))[0] for query in queries]
+    retriever = runtime.context.retriever
+    rankings = await asyncio.gather(
+        *(
+            asyncio.to_thread(
+                retriever.search, query, k=settings.k, mode=settings.mode, scope=settings.scope
+            )
+            for query in queries
+        )
+    )
+    return {"hits": merge_hits(rankings), "status": status}
+
+
+async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
+    """The only streamed call: the answer from the hits (if any), cited from its final text."""
+    status = emit_status(WRITING)
+    hits = state.get("hits", [])
+    usable = hits if state.get("relevant", True) else []
+    searched = bool(state.get("queries")) or state.get("rewrites", 0) > 0
+    messages, _ = answer_messages(state["messages"], usable, state["settings"], searched=searched)
+    write = get_stream_writer()
+    pieces: list[str] = []
+    async for chunk in runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}):
+        if piece := str(chunk.text):
+            write(TextDelta(piece))
+            pieces.append(piece)
+    text = "".join(pieces)
+    # Spans are computed here from the final text: indices a model writes are never used.
+    titles = {hit.url: section_title(hit) for hit in hits}
+    result = Answer(
+        text=text,
+        citations=tuple(find_citations(text, titles)),
+        hits=tuple(hits),
+        kind="generated",
+        queries=tuple(state.get("queries", [])),
+    )
+    return {"answer": result, "status": status}

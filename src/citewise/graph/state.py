@@ -1,0 +1,66 @@
+"""The workflows' state, the run context that carries the model and retriever, and statuses."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Protocol, Required, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage
+from langgraph.config import get_stream_writer
+
+from citewise.config import RequestSettings
+from citewise.graph.events import Status
+from citewise.models import Answer, Hit
+
+MAX_REWRITES = 1
+"""The agentic workflow rewrites its search at most this many times."""
+
+
+class Retriever(Protocol):
+    """Anything that searches the docs like ``KnowledgeBase.search``."""
+
+    def search(
+        self, query: str, *, k: int = 10, mode: str = "hybrid", scope: str | None = None
+    ) -> list[Hit]: ...
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What a run needs besides its state: passed as LangGraph's run context, never stored.
+
+    ``planner`` is the same chat model at temperature 0, for the hidden structured calls.
+    """
+
+    model: BaseChatModel
+    planner: BaseChatModel
+    retriever: Retriever
+
+
+class Update(TypedDict, total=False):
+    """What a node returns: only the keys it changes.
+
+    ``status`` collects every status update in order (also streamed as it happens);
+    ``rewrites`` counts the agentic workflow's query rewrites; ``relevant`` is its grade.
+    """
+
+    queries: list[str]
+    hits: list[Hit]
+    relevant: bool
+    rewrites: int
+    answer: Answer
+    status: Annotated[list[str], operator.add]
+
+
+class GraphState(Update, total=False):
+    """The state of one request: the conversation and its settings, then what nodes add."""
+
+    messages: Required[list[AnyMessage]]
+    settings: Required[RequestSettings]
+
+
+def emit_status(text: str) -> list[str]:
+    """Stream ``text`` as a status update now; return it for the state's ``status`` list."""
+    get_stream_writer()(Status(text))
+    return [text]

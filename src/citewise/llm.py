@@ -1,0 +1,211 @@
+"""Chat models: the factory (OpenAI-compatible endpoint or local llama.cpp) and structured calls.
+
+Heavy imports (langchain, openai, llama.cpp) happen inside the functions, so importing this
+module (to ask :func:`chat_model_configured`) costs nothing on the extractive path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from citewise.config import Settings
+from citewise.errors import ConfigurationError, ModelError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import RunnableConfig
+
+LOCAL_MODEL = "local"
+"""The ``CITEWISE_LLM_MODEL`` value that selects the local llama.cpp model."""
+
+NOSTREAM_TAG = "nostream"
+"""LangGraph's tag for model calls whose tokens must stay out of its ``messages`` stream."""
+
+DEFAULT_TEMPERATURE = 0.2
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+log = logging.getLogger(__name__)
+
+# (base URL, model) of endpoints that refused tool calling once: later structured calls go
+# straight to JSON mode instead of paying for a failed call every request.
+_JSON_MODE_ENDPOINTS: set[tuple[str, str]] = set()
+# HTTP statuses with which gateways refuse a `tools` parameter they do not support.
+_NO_TOOLS_STATUSES = frozenset({400, 404, 422, 500, 501})
+
+
+def chat_model_configured(settings: Settings) -> bool:
+    """True when ``settings`` name a chat model (an endpoint model or a local GGUF)."""
+    return bool(settings.llm_model or settings.llm_gguf)
+
+
+def chat_model(
+    settings: Settings, *, temperature: float = DEFAULT_TEMPERATURE
+) -> BaseChatModel | None:
+    """The chat model ``settings`` configure, or None (answers are then extractive).
+
+    ``CITEWISE_LLM_MODEL=local`` (or ``CITEWISE_LLM_GGUF`` alone) selects llama.cpp; any
+    other model name is served by the OpenAI-compatible endpoint at ``CITEWISE_LLM_BASE_URL``
+    (OpenAI itself when unset).
+    """
+    if not chat_model_configured(settings):
+        return None
+    if settings.llm_model in (None, LOCAL_MODEL):
+        from citewise.llamacpp import find_gguf, local_chat_model
+
+        return local_chat_model(find_gguf(settings), temperature=temperature)
+    assert settings.llm_model is not None
+    return openai_chat_model(
+        settings.llm_model,
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key,
+        temperature=temperature,
+    )
+
+
+def openai_chat_model(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> BaseChatModel:
+    """``model`` behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    Works with OpenAI, vLLM, Ollama, LiteLLM and other gateways. A self-hosted endpoint
+    usually needs no key; OpenAI itself needs ``CITEWISE_LLM_API_KEY`` (or ``OPENAI_API_KEY``).
+    """
+    from langchain_openai import ChatOpenAI
+    from openai import OpenAIError
+
+    if api_key is None and base_url is not None:
+        api_key = "unused"  # the client insists on a key; self-hosted servers ignore it
+    try:
+        return ChatOpenAI(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,  # type: ignore[arg-type]  # str is coerced to SecretStr
+            temperature=temperature,
+            timeout=timeout,
+            max_retries=max_retries,
+            # Gateways implement Chat Completions far more widely than the Responses API.
+            use_responses_api=False,
+        )
+    except OpenAIError as error:
+        raise ConfigurationError(
+            f"cannot use chat model {model!r}: {error} (set CITEWISE_LLM_API_KEY, or "
+            "CITEWISE_LLM_BASE_URL for a self-hosted endpoint)"
+        ) from error
+
+
+def at_temperature_zero(model: BaseChatModel) -> BaseChatModel:
+    """A copy of ``model`` at temperature 0 (the same model when it has no temperature)."""
+    if "temperature" in type(model).model_fields:
+        return model.model_copy(update={"temperature": 0.0})
+    return model
+
+
+def json_instruction(schema: type[BaseModel]) -> str:
+    """The instruction that asks for ``schema`` as bare JSON (JSON mode and grammars)."""
+    return (
+        "Reply with one JSON object and nothing else. It must match this JSON schema:\n"
+        + json.dumps(schema.model_json_schema(), separators=(",", ":"))
+    )
+
+
+def _with_instruction(messages: Sequence[BaseMessage], text: str) -> list[BaseMessage]:
+    """``messages`` with ``text`` added to the leading system message (some chat templates
+    accept a system message only first)."""
+    from langchain_core.messages import SystemMessage
+
+    if messages and isinstance(messages[0], SystemMessage):
+        return [SystemMessage(f"{messages[0].text}\n\n{text}"), *messages[1:]]
+    return [SystemMessage(text), *messages]
+
+
+def _is_openai(model: BaseChatModel) -> bool:
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError:  # pragma: no cover - a dependency, but keep the seam honest
+        return False
+    return isinstance(model, ChatOpenAI)
+
+
+def _endpoint(model: BaseChatModel) -> tuple[str, str]:
+    return (str(getattr(model, "openai_api_base", "")), str(getattr(model, "model_name", "")))
+
+
+def _refused_tools(error: Exception) -> bool:
+    """True when ``error`` looks like an endpoint (or model) that cannot do tool calling."""
+    from langchain_core.exceptions import OutputParserException
+
+    if isinstance(error, OutputParserException | ValidationError):
+        return True
+    return getattr(error, "status_code", None) in _NO_TOOLS_STATUSES
+
+
+async def astructured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    *,
+    tags: Sequence[str] = (),
+) -> SchemaT:
+    """One call that returns a validated ``schema`` instance.
+
+    An OpenAI-compatible endpoint is asked through tool calling; when it refuses tools (an
+    HTTP error, or a reply with no tool call), the call is repeated once in JSON mode with
+    the schema in the prompt and validated by pydantic, and the endpoint is remembered so
+    later calls go straight to JSON mode. Other models use their own
+    ``with_structured_output`` (the local model constrains decoding with a JSON-schema
+    grammar). The call is tagged ``nostream`` so none of its tokens reach a token stream.
+
+    Raises:
+        ModelError: the reply could not be turned into a valid ``schema``.
+    """
+    from langchain_core.exceptions import OutputParserException
+
+    config: RunnableConfig = {"tags": [*tags, NOSTREAM_TAG], "run_name": schema.__name__}
+    with_json = _with_instruction(messages, json_instruction(schema))
+    try:
+        if not _is_openai(model):
+            result: Any = await model.with_structured_output(schema).ainvoke(with_json, config)
+        elif _endpoint(model) in _JSON_MODE_ENDPOINTS:
+            runnable = model.with_structured_output(schema, method="json_mode")
+            result = await runnable.ainvoke(with_json, config)
+        else:
+            result = await _tools_then_json(model, schema, messages, with_json, config)
+    except (OutputParserException, ValidationError) as error:
+        raise ModelError(f"the chat model's {schema.__name__} reply is not valid") from error
+    if not isinstance(result, schema):
+        raise ModelError(f"the chat model gave no {schema.__name__} reply")
+    return result
+
+
+async def _tools_then_json(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    with_json: Sequence[BaseMessage],
+    config: RunnableConfig,
+) -> Any:
+    try:
+        runnable = model.with_structured_output(schema, method="function_calling")
+        result = await runnable.ainvoke(list(messages), config)
+        if isinstance(result, schema):
+            return result
+    except Exception as error:
+        if not _refused_tools(error):
+            raise
+        log.warning("structured output by tool calling failed (%s); retrying in JSON mode", error)
+    _JSON_MODE_ENDPOINTS.add(_endpoint(model))
+    return await model.with_structured_output(schema, method="json_mode").ainvoke(
+        list(with_json), config
+    )

@@ -1,0 +1,173 @@
+"""Split a Word document (DOCX) into sections at its headings: paragraphs, lists and tables."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from typing import TYPE_CHECKING
+
+from citewise.errors import MissingExtraError, SourceError
+from citewise.limits import check_unpacked_size
+from citewise.models import Section
+from citewise.parsing.common import Heading, Part, assemble_sections, markdown_table
+
+if TYPE_CHECKING:
+    from docx.styles.style import ParagraphStyle
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+__all__ = ["DocxParser", "parse_docx"]
+
+_HEADING_STYLE_RE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+_LIST_STYLE_RE = re.compile(r"^list\b.*?(\d*)$", re.IGNORECASE)
+# A style chain longer than this is a loop in a malformed file.
+_MAX_STYLE_DEPTH = 32
+
+
+class DocxParser:
+    """Word documents (``.docx``), read from their bytes with ``python-docx``."""
+
+    binary = True
+
+    def parse_bytes(
+        self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    ) -> list[Section]:
+        return parse_docx(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+
+    def parse(
+        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    ) -> list[Section]:
+        raise TypeError(f"{doc_id}: DOCX is a binary format: pass its bytes to parse_bytes")
+
+
+def parse_docx(
+    data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+) -> list[Section]:
+    """Split the DOCX ``data`` into sections at its ``Title`` and ``Heading 1``-``6`` paragraphs.
+
+    Body content stays in document order: paragraphs (external hyperlinks as Markdown links),
+    list paragraphs as ``- `` items indented by list level, and tables as Markdown tables of
+    whole rows. Anchors are ``slugify`` slugs of the headings; the document's first ``Title``
+    or ``Heading 1`` is the page title, at the bare file URL.
+
+    Raises:
+        SourceError: the file is not a readable DOCX.
+        TooLargeError: its zip members expand past the unpacked-size limit.
+    """
+    try:
+        import docx
+        from docx.table import Table
+    except ImportError:
+        raise MissingExtraError("python-docx", "formats", "DOCX parsing") from None
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except zipfile.BadZipFile:
+        raise SourceError(f"{doc_id}: not a DOCX file (not a zip archive)") from None
+    check_unpacked_size(doc_id, unpacked)
+    try:
+        document = docx.Document(io.BytesIO(data))
+        parts: list[Part] = [Part(None)]
+        items: list[str] = []  # the list being built: its items stay one block
+        for block in document.iter_inner_content():
+            if isinstance(block, Table):
+                text = _table(block)
+                is_item = False
+            else:
+                heading = _heading(block)
+                if heading is not None:
+                    _close_list(parts, items)
+                    parts.append(Part(heading))
+                    continue
+                depth = _list_depth(block)
+                text = _paragraph_text(block)
+                is_item = depth is not None and bool(text)
+                if is_item:
+                    items.append(f"{'  ' * (depth or 0)}- {text}")
+            if not is_item:
+                _close_list(parts, items)
+                if text:
+                    parts[-1].blocks.append(text)
+        _close_list(parts, items)
+        fallback = " ".join((document.core_properties.title or "").split())
+    except Exception as error:  # python-docx and lxml raise many kinds of error on bad files
+        raise SourceError(f"{doc_id}: not a readable DOCX file ({error})") from error
+    return assemble_sections(
+        parts,
+        doc_id=doc_id,
+        site_url=site_url,
+        version=version,
+        scope=scope,
+        fallback_title=fallback or None,
+    )
+
+
+def _close_list(parts: list[Part], items: list[str]) -> None:
+    if items:
+        parts[-1].blocks.append("\n".join(items))
+        items.clear()
+
+
+def _style_names(paragraph: Paragraph) -> list[str]:
+    """The paragraph's style name and those it is based on, nearest first."""
+    names: list[str] = []
+    style: ParagraphStyle | None = paragraph.style
+    while style is not None and len(names) < _MAX_STYLE_DEPTH:
+        name = style.name
+        if isinstance(name, str):
+            names.append(name)
+        style = style.base_style
+    return names
+
+
+def _heading(paragraph: Paragraph) -> Heading | None:
+    title = " ".join(paragraph.text.split())
+    if not title:
+        return None
+    for name in _style_names(paragraph):
+        if name.lower() == "title":
+            return Heading(0, title)
+        match = _HEADING_STYLE_RE.match(name)
+        if match:
+            level = int(match.group(1))
+            # Sections stop at Heading 6, as they do at h6 in HTML and Markdown.
+            return Heading(level, title) if level <= 6 else None
+    return None
+
+
+def _list_depth(paragraph: Paragraph) -> int | None:
+    """The list level (0 = top) of a list paragraph, or None for an ordinary one."""
+    levels = paragraph._p.xpath("./w:pPr/w:numPr/w:ilvl/@w:val")
+    if levels:
+        value = str(levels[0])
+        return int(value) if value.isdigit() else 0
+    if paragraph._p.xpath("./w:pPr/w:numPr"):
+        return 0
+    for name in _style_names(paragraph):
+        match = _LIST_STYLE_RE.match(name)
+        if match:
+            # "List Bullet 2" is the second level.
+            return max(int(match.group(1)) - 1, 0) if match.group(1) else 0
+    return None
+
+
+def _paragraph_text(paragraph: Paragraph) -> str:
+    from docx.text.hyperlink import Hyperlink
+
+    pieces: list[str] = []
+    for item in paragraph.iter_inner_content():
+        if isinstance(item, Hyperlink):
+            label = " ".join(item.text.split())
+            url = item.url
+            pieces.append(f"[{label}]({url})" if label and item.address else item.text)
+        else:
+            pieces.append(item.text)
+    lines = ("".join(pieces)).split("\n")
+    return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _table(table: Table) -> str:
+    rows = [[cell.text for cell in row.cells] for row in table.rows]
+    return markdown_table(rows)

@@ -1,0 +1,258 @@
+"""Extracts only the docs folder of a source archive (.tar.gz or .zip), refusing hostile entries.
+
+An archive is untrusted input. Before anything is written, every entry name is checked (no
+absolute path, no ``..``), and every entry to extract must be a plain file or folder (links,
+devices and FIFOs are refused) within caps on file count and size. Files are written into a
+fresh temporary folder beside the destination, which is renamed into place only when complete:
+a refused or failed extraction leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import shutil
+import tarfile
+import uuid
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from citewise.errors import DocsFolderMissingError, SourceError, UnsafeArchiveError
+from citewise.sources.nav import SITE_CONFIG_NAMES
+
+__all__ = ["ExtractLimits", "extract_docs"]
+
+MIB = 1024 * 1024
+_COPY_BLOCK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ExtractLimits:
+    """Caps that refuse a decompression bomb before it fills the disk.
+
+    ``max_files`` and ``max_bytes`` bound what is extracted (the docs folder); ``max_members``
+    and ``max_archive_bytes`` bound the scan of the whole archive.
+    """
+
+    max_files: int = 10_000
+    max_bytes: int = 256 * MIB
+    max_members: int = 500_000
+    max_archive_bytes: int = 4096 * MIB
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One archive member, reduced to what extraction needs."""
+
+    parts: tuple[str, ...]  # the normalized path, split
+    kind: str  # "file", "dir", "link" or "special"
+    size: int
+    open: Callable[[], IO[bytes]]
+
+
+def extract_docs(
+    archive: Path, dest: Path, *, docs_dir: str = "docs", limits: ExtractLimits | None = None
+) -> Path:
+    """Extract ``docs_dir`` of ``archive`` (and the site config beside it) to ``dest``.
+
+    The docs folder is looked for under the archive's single top-level folder (as in GitHub's
+    tag archives, ``repo-1.0/docs/``), else at its root. ``dest`` receives ``dest/{docs_dir}/``
+    and any ``mkdocs.yml``/``zensical.toml`` found next to it; if ``dest`` appears meanwhile
+    (another process extracted the same archive), that copy is kept.
+
+    Returns:
+        The extracted docs folder, ``dest / docs_dir``.
+
+    Raises:
+        UnsafeArchiveError: an entry is absolute or has ``..``, an entry to extract is a link,
+            device or FIFO, or a cap of ``limits`` is exceeded.
+        DocsFolderMissingError: the archive has no such folder.
+        SourceError: the file is not a readable .tar(.gz/.bz2/.xz) or .zip archive.
+    """
+    limits = limits or ExtractLimits()
+    wanted = PurePosixPath(docs_dir.strip("/"))
+    if wanted.is_absolute() or not wanted.parts or ".." in wanted.parts:
+        raise SourceError(f"invalid docs folder {docs_dir!r}: use a relative path")
+    with _entries(archive, limits) as entries:
+        prefix = _docs_prefix(entries, wanted.parts, archive)
+        selected = _select(entries, prefix, limits, archive)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
+        tmp.mkdir()
+        try:
+            _write(selected, prefix[: -len(wanted.parts)], tmp, limits, archive)
+            try:
+                os.rename(tmp, dest)
+            except OSError:
+                if not dest.is_dir():
+                    raise
+                # Another process finished the same extraction first: keep its copy.
+        except OSError as error:
+            raise SourceError(f"{archive.name}: cannot extract: {error}") from None
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest / docs_dir.strip("/")
+
+
+@contextmanager
+def _entries(archive: Path, limits: ExtractLimits) -> Iterator[list[_Entry]]:
+    """Every entry of the archive, names checked, within the scan caps."""
+    try:
+        with archive.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as error:
+        raise SourceError(f"cannot read archive {archive}: {error}") from None
+    try:
+        if magic[:2] == b"PK":
+            with zipfile.ZipFile(archive) as zf:
+                yield _checked((_zip_entry(zf, info) for info in zf.infolist()), limits, archive)
+        else:
+            with tarfile.open(archive, "r:*") as tar:
+                yield _checked(_tar_entries(tar), limits, archive)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError) as error:
+        raise SourceError(f"{archive.name}: not a readable .tar.gz or .zip ({error})") from None
+
+
+def _tar_entries(tar: tarfile.TarFile) -> Iterator[_Entry]:
+    # next() reads headers one at a time, so the caps stop a huge archive mid-scan.
+    while (info := tar.next()) is not None:
+
+        def opener(info: tarfile.TarInfo = info) -> IO[bytes]:
+            handle = tar.extractfile(info)
+            if handle is None:  # pragma: no cover - only for non-files, never opened
+                raise SourceError(f"{info.name}: not a file")
+            return handle
+
+        yield _Entry(_split(info.name), _tar_kind(info), info.size, opener)
+
+
+def _tar_kind(info: tarfile.TarInfo) -> str:
+    if info.isreg():
+        return "file"
+    if info.isdir():
+        return "dir"
+    return "link" if info.issym() or info.islnk() else "special"
+
+
+def _zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> _Entry:
+    mode = info.external_attr >> 16
+    file_type = mode & 0o170000
+    if info.is_dir():
+        kind = "dir"
+    elif file_type == 0o120000:
+        kind = "link"
+    elif file_type in (0, 0o100000):
+        kind = "file"
+    else:
+        kind = "special"
+    return _Entry(_split(info.filename), kind, info.file_size, lambda: zf.open(info))
+
+
+def _split(name: str) -> tuple[str, ...]:
+    """The entry's path parts; a raw name that is absolute or climbs with ``..`` is kept as
+    is so the check below can refuse it by name."""
+    return tuple(name.replace("\\", "/").split("/"))
+
+
+def _checked(entries: Iterator[_Entry], limits: ExtractLimits, archive: Path) -> list[_Entry]:
+    found: list[_Entry] = []
+    total = 0
+    for entry in entries:
+        name = "/".join(entry.parts)
+        first = entry.parts[0] if entry.parts else ""
+        if first == "" or (len(first) == 2 and first[1] == ":"):
+            raise UnsafeArchiveError(f"{archive.name}: refused: absolute path {name!r}")
+        if ".." in entry.parts:
+            raise UnsafeArchiveError(f"{archive.name}: refused: path with '..': {name!r}")
+        total += max(entry.size, 0)
+        if len(found) >= limits.max_members or total > limits.max_archive_bytes:
+            raise UnsafeArchiveError(
+                f"{archive.name}: refused: over {limits.max_members} entries or "
+                f"{limits.max_archive_bytes // MIB} MiB unpacked"
+            )
+        parts = tuple(part for part in entry.parts if part not in ("", "."))
+        if parts:
+            found.append(_Entry(parts, entry.kind, entry.size, entry.open))
+    return found
+
+
+def _docs_prefix(entries: list[_Entry], docs: tuple[str, ...], archive: Path) -> tuple[str, ...]:
+    tops = {entry.parts[0] for entry in entries}
+    candidates = [(*tops, *docs)] if len(tops) == 1 else []
+    candidates.append(docs)
+    for prefix in candidates:
+        if any(e.parts[: len(prefix)] == prefix and len(e.parts) > len(prefix) for e in entries):
+            return prefix
+    where = f"{next(iter(tops))}/{'/'.join(docs)}/" if len(tops) == 1 else f"{'/'.join(docs)}/"
+    raise DocsFolderMissingError(f"{archive.name} has no docs folder {where}")
+
+
+def _select(
+    entries: list[_Entry], prefix: tuple[str, ...], limits: ExtractLimits, archive: Path
+) -> list[_Entry]:
+    """The docs folder's entries and the site config beside it; refuses what cannot be safe."""
+    parent = prefix[:-1]
+    selected: list[_Entry] = []
+    files = size = 0
+    for entry in entries:
+        in_docs = entry.parts[: len(prefix)] == prefix
+        is_config = entry.parts[:-1] == parent and entry.parts[-1] in SITE_CONFIG_NAMES
+        if not in_docs and not is_config:
+            continue
+        name = "/".join(entry.parts)
+        if entry.kind == "link":
+            raise UnsafeArchiveError(f"{archive.name}: refused: link {name!r} in the docs folder")
+        if entry.kind == "special":
+            raise UnsafeArchiveError(f"{archive.name}: refused: device or FIFO {name!r}")
+        if entry.kind == "file":
+            files += 1
+            size += max(entry.size, 0)
+            _check_caps(files, size, limits, archive)
+        selected.append(entry)
+    return selected
+
+
+def _write(
+    entries: list[_Entry], strip: tuple[str, ...], root: Path, limits: ExtractLimits, archive: Path
+) -> None:
+    written = 0
+    files = 0
+    for entry in entries:
+        target = root.joinpath(*entry.parts[len(strip) :])
+        # Names were checked and no link is ever written, so this holds; it is cheap to prove.
+        if not target.resolve().is_relative_to(root.resolve()):
+            raise UnsafeArchiveError(f"{archive.name}: refused: {'/'.join(entry.parts)!r}")
+        if entry.kind == "dir":
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        files += 1
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out = target.open("xb")
+        except FileExistsError:
+            raise UnsafeArchiveError(
+                f"{archive.name}: refused: duplicate entry {'/'.join(entry.parts)!r}"
+            ) from None
+        with out, entry.open() as source:
+            # Count what actually comes out: a zip's declared sizes can lie.
+            while block := source.read(_COPY_BLOCK):
+                written += len(block)
+                _check_caps(files, written, limits, archive)
+                out.write(block)
+
+
+def _check_caps(files: int, size: int, limits: ExtractLimits, archive: Path) -> None:
+    if files > limits.max_files:
+        raise UnsafeArchiveError(
+            f"{archive.name}: refused: the docs folder has over {limits.max_files} files"
+        )
+    if size > limits.max_bytes:
+        raise UnsafeArchiveError(
+            f"{archive.name}: refused: the docs folder unpacks to over "
+            f"{limits.max_bytes / MIB:g} MiB (a decompression bomb?)"
+        )

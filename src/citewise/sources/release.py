@@ -1,0 +1,385 @@
+"""Indexes the docs of one published release: versions.json → tag archive → docs folder → index.
+
+Everything fetched is cached per release under ``{CITEWISE_HOME}/releases/{owner}/{repo}/``:
+``versions.json``, ``{release}/archive.tar.gz`` and ``{release}/source/`` (the extracted docs
+folder and site config); the index is the knowledge base ``{repo}-{release}``. A second run finds
+all of it and makes no request; the cached versions.json is fetched again only when it does not
+know the requested version (or with ``refresh``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from citewise.config import Settings
+from citewise.errors import ConfigurationError, DownloadError, ReleaseNotFoundError, SourceError
+from citewise.indexing import IndexReport, Progress
+from citewise.knowledge import KnowledgeBase
+from citewise.sources.archive import ExtractLimits, extract_docs
+from citewise.sources.nav import ScopeRule
+from citewise.sources.versions import ResolvedRelease, parse_versions, resolve_version
+
+__all__ = [
+    "DEFAULT_ARCHIVE_URLS",
+    "DEFAULT_SITE_URL",
+    "DEFAULT_VERSIONS_URL",
+    "FetchLimits",
+    "FetchedRelease",
+    "ReleaseIndex",
+    "ReleaseIndexResult",
+    "ReleaseSpec",
+    "ensure_release_index",
+    "fetch_release",
+    "index_release",
+    "release_kb_name",
+]
+
+MIB = 1024 * 1024
+DEFAULT_SITE_URL = "https://{owner}.github.io/{repo}/"
+DEFAULT_VERSIONS_URL = "{site_url}versions.json"
+# GitHub's tag archives; tags are usually v-prefixed, some projects tag the bare version.
+DEFAULT_ARCHIVE_URLS = (
+    "https://github.com/{owner}/{repo}/archive/refs/tags/v{version}.tar.gz",
+    "https://github.com/{owner}/{repo}/archive/refs/tags/{version}.tar.gz",
+)
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_+-][A-Za-z0-9_.+-]*$")
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """Which release to index and where to find it.
+
+    URL templates take ``{owner}``, ``{repo}``, ``{site_url}`` and (archives) ``{version}``,
+    the release as versions.json names it. ``archive_url`` None tries GitHub's ``v{version}``
+    then ``{version}`` tag archives.
+    """
+
+    owner: str
+    repo: str
+    version: str
+    site_url: str | None = None
+    versions_url: str | None = None
+    archive_url: str | None = None
+    fallback_latest: bool = False
+    docs_dir: str = "docs"
+    scope_rule: ScopeRule = field(default_factory=ScopeRule)
+
+    @classmethod
+    def parse(cls, text: str, **options: Any) -> ReleaseSpec:
+        """``OWNER/REPO@VERSION`` (e.g. ``ilkersigirci/langgraph-openai-serve@0.12.0``)."""
+        repo_part, at, version = text.strip().partition("@")
+        owner, slash, repo = repo_part.partition("/")
+        if not (at and slash and version.strip()):
+            raise ConfigurationError(f"invalid release {text!r}: use OWNER/REPO@VERSION")
+        return cls(owner.strip(), repo.strip(), version.strip(), **options)
+
+    def __post_init__(self) -> None:
+        for part in (self.owner, self.repo):
+            if not _NAME.match(part) or part in (".", ".."):
+                raise ConfigurationError(f"invalid release repository {self.name!r}")
+
+    @property
+    def name(self) -> str:
+        return f"{self.owner}/{self.repo}"
+
+    @property
+    def site(self) -> str:
+        """The docs site's root URL, ending with ``/``."""
+        url = self.site_url or DEFAULT_SITE_URL.format(owner=self.owner, repo=self.repo)
+        return url if url.endswith("/") else url + "/"
+
+    def versions_location(self) -> str:
+        template = self.versions_url or DEFAULT_VERSIONS_URL
+        return template.format(owner=self.owner, repo=self.repo, site_url=self.site)
+
+    def archive_locations(self, version: str) -> tuple[str, ...]:
+        templates = (self.archive_url,) if self.archive_url else DEFAULT_ARCHIVE_URLS
+        values = {"owner": self.owner, "repo": self.repo, "site_url": self.site}
+        return tuple(t.format(version=version, **values) for t in templates)
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """Network and size caps for fetching a release."""
+
+    timeout: float = 30.0
+    max_archive_bytes: int = 200 * MIB
+    max_versions_bytes: int = 2 * MIB
+    extract: ExtractLimits = field(default_factory=ExtractLimits)
+
+
+@dataclass(frozen=True)
+class FetchedRelease:
+    """A release's docs on disk and how the requested version was resolved."""
+
+    spec: ReleaseSpec
+    resolved: ResolvedRelease
+    docs: Path
+    archive: Path
+    requests: int  # HTTP requests this fetch made: 0 when everything was cached
+
+    @property
+    def version(self) -> str:
+        return self.resolved.version
+
+    def meta(self) -> dict[str, str]:
+        """What a knowledge base records about its release (answers can report it)."""
+        return {
+            "release": self.version,
+            "requested_version": self.resolved.requested,
+            "release_match": self.resolved.how,
+            "release_repo": self.spec.name,
+        }
+
+
+def release_kb_name(repo: str, release: str) -> str:
+    """The default knowledge base name of a release: ``{repo}-{release}``, lowercased."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", f"{repo}-{release}".lower()).lstrip("._-")
+    return name[:64] or "release"
+
+
+def fetch_release(
+    spec: ReleaseSpec,
+    settings: Settings,
+    *,
+    client: httpx.Client | None = None,
+    limits: FetchLimits | None = None,
+    refresh: bool = False,
+) -> FetchedRelease:
+    """Resolve ``spec`` and make its docs folder available, from the cache when it has it.
+
+    Raises:
+        ReleaseNotFoundError: the version is not in versions.json (and no fallback applies),
+            versions.json is missing, or the release's tag archive is not published.
+        DownloadError: a network error, an HTTP error or a size cap (names the URL).
+        UnsafeArchiveError, DocsFolderMissingError: the archive was refused; it is not kept,
+            so the next call downloads it again.
+    """
+    limits = limits or FetchLimits()
+    http = _Http(client, limits)
+    try:
+        root = settings.home / "releases" / spec.owner / spec.repo
+        resolved = _resolve(spec, root, http, refresh)
+        release = resolved.version
+        if not _SEGMENT.match(release):
+            raise SourceError(f"{spec.versions_location()}: unsafe version name {release!r}")
+        folder = root / release
+        source = folder / (
+            "source" if spec.docs_dir == "docs" else _safe(f"source-{spec.docs_dir}")
+        )
+        archive = next(folder.glob("archive.*"), folder / "archive.tar.gz")
+        if not source.is_dir():
+            if not archive.is_file():
+                archive = _download_archive(spec, release, folder, http)
+            try:
+                extract_docs(archive, source, docs_dir=spec.docs_dir, limits=limits.extract)
+            except SourceError:
+                archive.unlink(missing_ok=True)  # a refused archive must be fetched anew
+                raise
+        return FetchedRelease(spec, resolved, source / spec.docs_dir, archive, http.requests)
+    finally:
+        http.close()
+
+
+@dataclass(frozen=True)
+class ReleaseIndexResult:
+    """An indexed release: its knowledge base, what the run did and the release used."""
+
+    kb: KnowledgeBase
+    report: IndexReport
+    release: FetchedRelease
+
+
+def index_release(
+    spec: ReleaseSpec,
+    settings: Settings,
+    *,
+    kb_name: str | None = None,
+    rebuild: bool = False,
+    client: httpx.Client | None = None,
+    limits: FetchLimits | None = None,
+    refresh: bool = False,
+    progress: Progress | None = None,
+) -> ReleaseIndexResult:
+    """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
+    (default ``{repo}-{release}``), its section URLs ``{site_url}{release}/{page}/#{anchor}``.
+
+    The knowledge base's meta records ``release``, ``requested_version`` and ``release_match``.
+    """
+    fetched = fetch_release(spec, settings, client=client, limits=limits, refresh=refresh)
+    kb = KnowledgeBase(kb_name or release_kb_name(spec.repo, fetched.version), settings=settings)
+    if rebuild and kb.exists:
+        kb.store.drop(kb.name)
+    report = kb.index_folder(
+        fetched.docs,
+        site_url=spec.site,
+        version=fetched.version,
+        progress=progress,
+        scope_rule=spec.scope_rule,
+        meta=fetched.meta(),
+    )
+    return ReleaseIndexResult(kb, report, fetched)
+
+
+class ReleaseIndex:
+    """The index of one release, built on first use and then reused (for the server).
+
+    ``get()`` is thread-safe: concurrent first callers wait for one build. A failed build
+    raises its error (a ``SourceError`` naming the cause), keeps nothing, and the next call
+    tries again.
+    """
+
+    def __init__(
+        self,
+        spec: ReleaseSpec,
+        settings: Settings,
+        *,
+        kb_name: str | None = None,
+        client_factory: Callable[[], httpx.Client] | None = None,
+        limits: FetchLimits | None = None,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.kb_name = kb_name
+        self.limits = limits
+        self._client_factory = client_factory
+        self._lock = threading.Lock()
+        self._result: ReleaseIndexResult | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._result is not None
+
+    @property
+    def release(self) -> FetchedRelease | None:
+        """The release the index was built from (after the first ``get()``)."""
+        return self._result.release if self._result else None
+
+    def get(self) -> KnowledgeBase:
+        with self._lock:
+            if self._result is None:
+                client = self._client_factory() if self._client_factory else None
+                try:
+                    self._result = index_release(
+                        self.spec, self.settings, kb_name=self.kb_name, client=client,
+                        limits=self.limits,
+                    )  # fmt: skip
+                finally:
+                    if client is not None:
+                        client.close()
+            return self._result.kb
+
+
+_INDEXES: dict[tuple[Path, ReleaseSpec, str | None], ReleaseIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def ensure_release_index(
+    spec: ReleaseSpec, settings: Settings, *, kb_name: str | None = None
+) -> KnowledgeBase:
+    """The knowledge base of ``spec``, built once per process and cached (see ReleaseIndex)."""
+    key = (settings.home.resolve(), spec, kb_name)
+    with _INDEXES_LOCK:
+        index = _INDEXES.setdefault(key, ReleaseIndex(spec, settings, kb_name=kb_name))
+    return index.get()
+
+
+class _Http:
+    """An httpx client made on first use (a cached run never opens one), counting requests."""
+
+    def __init__(self, client: httpx.Client | None, limits: FetchLimits) -> None:
+        self._client = client
+        self._own = client is None
+        self.limits = limits
+        self.requests = 0
+
+    def get(self, url: str, target: Path, max_bytes: int) -> int:
+        """Stream ``url`` into ``target`` atomically; returns the HTTP status (404 writes
+        nothing)."""
+        if self._client is None:
+            self._client = httpx.Client(
+                timeout=self.limits.timeout,
+                follow_redirects=True,
+                headers={"User-Agent": "citewise"},
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+        self.requests += 1
+        try:
+            with self._client.stream("GET", url) as response:
+                if response.status_code == 404:
+                    return 404
+                if response.status_code >= 400:
+                    raise DownloadError(f"HTTP {response.status_code} fetching {url}")
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise DownloadError(f"{url} is {_size(int(declared))}, over the cap")
+                size = 0
+                with part.open("wb") as out:
+                    for block in response.iter_bytes():
+                        size += len(block)
+                        if size > max_bytes:
+                            raise DownloadError(f"{url} is over the {_size(max_bytes)} cap")
+                        out.write(block)
+            os.replace(part, target)
+            return response.status_code
+        except httpx.TimeoutException:
+            raise DownloadError(f"timed out fetching {url}") from None
+        except httpx.HTTPError as error:
+            raise DownloadError(f"network error fetching {url}: {error}") from None
+        finally:
+            part.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._own and self._client is not None:
+            self._client.close()
+
+
+def _resolve(spec: ReleaseSpec, root: Path, http: _Http, refresh: bool) -> ResolvedRelease:
+    cached = root / "versions.json"
+    url = spec.versions_location()
+    if cached.is_file() and not refresh:
+        try:
+            entries = parse_versions(cached.read_bytes(), str(cached))
+            return resolve_version(entries, spec.version, fallback_latest=spec.fallback_latest)
+        except SourceError:
+            pass  # a release published since the cache was written: ask the site again
+    if http.get(url, cached, http.limits.max_versions_bytes) == 404:
+        raise ReleaseNotFoundError(
+            f"no versions.json at {url} (HTTP 404): {spec.name} publishes no versioned docs "
+            "there; set --site-url or --versions-url"
+        )
+    entries = parse_versions(cached.read_bytes(), url)
+    return resolve_version(entries, spec.version, fallback_latest=spec.fallback_latest)
+
+
+def _download_archive(spec: ReleaseSpec, release: str, folder: Path, http: _Http) -> Path:
+    urls = spec.archive_locations(release)
+    for url in urls:
+        suffix = ".zip" if urlsplit(url).path.endswith(".zip") else ".tar.gz"
+        target = folder / f"archive{suffix}"
+        if http.get(url, target, http.limits.max_archive_bytes) != 404:
+            return target
+    raise ReleaseNotFoundError(
+        f"release {release} of {spec.name} is in versions.json but its source archive is not "
+        f"published: {', '.join(urls)} (HTTP 404)"
+    )
+
+
+def _size(count: int) -> str:
+    return f"{count / MIB:.1f} MiB" if count >= MIB // 10 else f"{count} bytes"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
