@@ -8,6 +8,7 @@ import pytest
 
 from citewise.config import Settings
 from citewise.knowledge import KnowledgeBase
+from tests.kb_support import make_kb, minilm  # noqa: F401  (fixtures for KB tests)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -1,4 +1,4 @@
-"""The command line: `citewise index | search | ask | sections | bench`."""
+"""The command line: `citewise index | search | ask | sections | serve | mcp | bench`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from citewise.cli_kb import add_bench_langrag, add_doc_commands, add_kb_commands
+from citewise.cli_serve import add_bench_serve, add_serve_commands
 from citewise.config import RequestSettings, Settings
 from citewise.errors import CitewiseError, ConfigurationError
 from citewise.indexing import Progress, parse_folder
@@ -239,6 +241,7 @@ def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
         embedder_name=args.embedder or settings.embedder,
         split=args.split,
         max_queries=args.max_queries,
+        max_docs=args.max_docs,
         baselines=not args.no_baselines,
         progress=log,
     )
@@ -246,6 +249,38 @@ def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
         Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.errors import ConfigurationError
+    from citewise.evaluation.harness import run_assistant_eval, run_retrieval_eval
+    from citewise.llm import chat_model
+
+    kb = KnowledgeBase(args.kb, settings=settings)
+    out_dir = Path(args.output) if args.output else None
+    model = chat_model(settings)
+    if args.retrieval_only:
+        outcome = run_retrieval_eval(
+            Path(args.cases), kb, modes=args.modes.split(","), runs=args.runs,
+            out_dir=out_dir, model=model,
+        )  # fmt: skip
+    else:
+        if model is None:
+            raise ConfigurationError(
+                "a full evaluation runs the assistant and needs a chat model "
+                "(CITEWISE_LLM_MODEL); use --retrieval-only to evaluate search alone"
+            )
+        judge = None
+        if args.judge_model:
+            judge = chat_model(settings.with_overrides(llm_model=args.judge_model))
+        outcome = run_assistant_eval(
+            Path(args.cases), kb, model, judge=judge, workflow=args.workflow,
+            runs=args.runs, out_dir=out_dir,
+        )  # fmt: skip
+    print(outcome.text)
+    for path in outcome.written:
+        print(f"wrote {path}")
+    return 1 if len(outcome.failed_cases) > args.max_failures else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -308,6 +343,26 @@ def build_parser() -> argparse.ArgumentParser:
     sections.add_argument("--json", action="store_true", help="one JSON object per line")
     sections.set_defaults(run=cmd_sections)
 
+    evaluate = commands.add_parser("eval", help="evaluate question cases against a kb")
+    evaluate.add_argument("cases", help="cases JSON (messages, settings, parts, reply)")
+    evaluate.add_argument("--kb", default=DEFAULT_KB, help="knowledge base name")
+    evaluate.add_argument(
+        "--retrieval-only", action="store_true", help="no chat model: search the last message"
+    )
+    evaluate.add_argument("--modes", default="vector,keyword,hybrid", help="search modes")
+    evaluate.add_argument("--runs", type=int, default=1, help="repeat each case N times")
+    evaluate.add_argument("--output", help="folder for results.json, report.md, recall.png")
+    evaluate.add_argument(
+        "--max-failures", type=int, default=0, help="failed cases allowed before exit 1"
+    )
+    evaluate.add_argument(
+        "--workflow", default="citewise-rag", choices=["citewise-rag", "citewise-agentic"]
+    )
+    evaluate.add_argument(
+        "--judge-model", help="judge reply shapes with this model (same endpoint)"
+    )
+    evaluate.set_defaults(run=cmd_eval)
+
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
     beir = bench_kinds.add_parser("beir", help="nDCG@10 / Recall@100 on a BEIR dataset")
@@ -315,10 +370,19 @@ def build_parser() -> argparse.ArgumentParser:
     beir.add_argument("--split", default="test")
     beir.add_argument("--embedder", default=None)
     beir.add_argument("--max-queries", type=int, default=None)
+    beir.add_argument(
+        "--max-docs", type=int, default=None, help="judged docs plus a fixed sample, N in all"
+    )
     beir.add_argument("--no-baselines", action="store_true", help="skip rank_bm25")
     beir.add_argument("--output", help="also write the JSON report here")
     beir.add_argument("--json", action="store_true")
     beir.set_defaults(run=cmd_bench_beir)
+    add_bench_langrag(bench_kinds)
+    add_bench_serve(bench_kinds)
+    add_serve_commands(commands)
+
+    add_kb_commands(commands)
+    add_doc_commands(commands)
     return parser
 
 

@@ -25,6 +25,9 @@ from citewise.store.base import DocumentUpdate, Store
 Progress = Callable[[int, int, str], None]
 # Maps a doc id to its scopes: one name, or several separated by single spaces.
 ScopeOf = Callable[[str], str]
+# The texts to embed for each chunk (its vectors all point at it); default: embedding windows.
+# Index strategies (citewise.strategies) supply others: small child windows, questions.
+WindowsOf = Callable[[Sequence[Chunk]], list[list[str]]]
 
 
 @dataclass
@@ -41,6 +44,8 @@ class IndexReport:
     chunks_embedded: int = 0
     windows_embedded: int = 0
     seconds: float = 0.0
+    # Chunks stored with less than their strategy asked for (a failed question generation).
+    failures: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return (
@@ -113,9 +118,14 @@ def document_hash(source: SourceFile, settings: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk]) -> tuple[dict[str, Vectors], int]:
+def embed_chunks(
+    embedder: Embedder, chunks: Sequence[Chunk], windows_of: WindowsOf | None = None
+) -> tuple[dict[str, Vectors], int]:
     """Vectors for each chunk, one row per embedding window; also the number of windows."""
-    windows = [embedding_windows(chunk.text, embedder.window_chars) for chunk in chunks]
+    if windows_of is None:
+        windows = [embedding_windows(chunk.text, embedder.window_chars) for chunk in chunks]
+    else:
+        windows = windows_of(chunks) if chunks else []
     flat = [text for chunk_windows in windows for text in chunk_windows]
     if not flat:
         return {}, 0
@@ -140,6 +150,7 @@ def index_folder(
     progress: Progress | None = None,
     extra_meta: dict[str, str] | None = None,
     scopes: ScopeOf | None = None,
+    windows_of: WindowsOf | None = None,
 ) -> IndexReport:
     """Bring knowledge base ``kb`` in line with ``folder``.
 
@@ -176,7 +187,7 @@ def index_folder(
         if previous is not None and previous.content_hash == content_hash:
             report.unchanged.append(source.doc_id)
         else:
-            update, embedded, windows = _prepare(
+            update, embedded, windows = prepare_document(
                 source,
                 embedder,
                 known_chunks,
@@ -185,6 +196,7 @@ def index_folder(
                 version,
                 max_chars,
                 doc_scope,
+                windows_of,
             )
             updates.append(update)
             report.chunks_embedded += embedded
@@ -209,7 +221,7 @@ def index_folder(
     return report
 
 
-def _prepare(
+def prepare_document(
     source: SourceFile,
     embedder: Embedder,
     known_chunks: set[str],
@@ -218,7 +230,12 @@ def _prepare(
     version: str | None,
     max_chars: int,
     scope: str,
+    windows_of: WindowsOf | None = None,
 ) -> tuple[DocumentUpdate, int, int]:
+    """Parse, chunk and embed one file: its update, chunks embedded and windows embedded.
+
+    Chunks in ``known_chunks`` are already stored with their vectors and are not embedded.
+    """
     sections = parse_file(source, site_url=site_url, version=version, scope=scope)
     chunks = chunk_sections(sections, max_chars=max_chars)
     first = sections[0] if sections else None
@@ -232,7 +249,7 @@ def _prepare(
     )
     fresh = [chunk for chunk in chunks if chunk.chunk_id not in known_chunks]
     try:
-        vectors, windows = embed_chunks(embedder, fresh)
+        vectors, windows = embed_chunks(embedder, fresh, windows_of)
     except CitewiseError as error:
         raise EmbeddingError(f"{source.path}: embedding failed: {error}") from error
     except Exception as error:  # a model runtime error must still name the file

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise.config import RequestSettings, Settings
 from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
-from citewise.embedding.base import Embedder
-from citewise.errors import ConfigurationError, KnowledgeBaseError
+from citewise.embedding.base import Embedder, get_embedder_factory
+from citewise.errors import ConfigurationError, KnowledgeBaseError, SourceError
 from citewise.extractive import extractive_answer
 from citewise.indexing import IndexReport, Progress, folder_scopes, index_folder
+from citewise.kbconfig import META_STRATEGY, KBConfig
 from citewise.llm import chat_model_configured
+from citewise.locking import kb_write_lock
 from citewise.models import Answer, Document, Hit
 from citewise.retrieval import search
+from citewise.sources import SourceFile
 from citewise.sources.nav import ScopeRule
 from citewise.store import SearchFilter, SQLiteStore, Store
+from citewise.strategies import StrategyWindows
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -33,6 +39,8 @@ class KnowledgeBase:
         settings: where data lives and which embedder new knowledge bases use.
         store: a Store to use instead of the SQLite default.
         embedder: an Embedder to use instead of the one the knowledge base was built with.
+        model: the chat model for question generation (``qa``), query rewrites and the LLM
+            reranker, instead of the one the settings configure.
 
     Example::
 
@@ -49,11 +57,59 @@ class KnowledgeBase:
         settings: Settings | None = None,
         store: Store | None = None,
         embedder: Embedder | None = None,
+        model: BaseChatModel | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or Settings.from_env()
         self.store: Store = store or SQLiteStore(self.settings.kb_dir)
         self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self._model = model
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        config: KBConfig | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        model: BaseChatModel | None = None,
+    ) -> KnowledgeBase:
+        """Create an empty knowledge base with its own settings (``KnowledgeBaseError`` if
+        it exists). The embedder is checked now, so a typo fails before any upload."""
+        kb = cls(name, settings=settings, store=store, embedder=embedder, model=model)
+        config = config or KBConfig(embedder=kb.settings.embedder)
+        with kb.write_lock():
+            if kb.exists:
+                raise KnowledgeBaseError(f"knowledge base {name!r} already exists")
+            if embedder is None:
+                get_embedder_factory(config.embedder)
+            kb.store.create(name, config.to_meta())
+        return kb
+
+    @property
+    def config(self) -> KBConfig:
+        """Strategy, embedder, retrieval defaults and description (defaults for an index
+        built by ``citewise index``)."""
+        self._require()
+        meta = self.store.get_meta(self.name)
+        return KBConfig.from_meta(meta, default_embedder=self.settings.embedder)
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        """The chat model for ``qa``, rewrites and LLM reranking (None when none is set)."""
+        if self._model is None and chat_model_configured(self.settings):
+            from citewise.llm import chat_model
+
+            self._model = chat_model(self.settings)
+        return self._model
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Serializes this knowledge base's ingests and deletes (across processes too)."""
+        root = getattr(self.store, "root", self.settings.kb_dir)
+        return kb_write_lock(Path(root), self.name)
 
     @property
     def exists(self) -> bool:
@@ -62,12 +118,14 @@ class KnowledgeBase:
     @property
     def embedder(self) -> Embedder:
         """The embedder this knowledge base was built with (or will be, if new)."""
-        if self._embedder is None:
-            meta = self.store.get_meta(self.name) if self.exists else {}
-            name = meta.get("embedder_name") or self.settings.embedder
-            cache = EmbeddingCache(self.settings.cache_path)
-            self._embedder = CachedEmbedder(get_embedder(name), cache)
-        return self._embedder
+        # Parallel searches (one per planned query) may ask at once: load the model once.
+        with self._embedder_lock:
+            if self._embedder is None:
+                meta = self.store.get_meta(self.name) if self.exists else {}
+                name = meta.get("embedder_name") or self.settings.embedder
+                cache = EmbeddingCache(self.settings.cache_path)
+                self._embedder = CachedEmbedder(get_embedder(name), cache)
+            return self._embedder
 
     def index_folder(
         self,
@@ -86,18 +144,92 @@ class KnowledgeBase:
         ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
         top-level folder is its scope. ``meta`` is stored with the index in the same write.
         """
-        return index_folder(
-            self.store,
-            self.embedder,
-            self.name,
-            folder,
-            site_url=site_url,
-            version=version,
-            max_chars=self.settings.max_chars,
-            progress=progress,
-            extra_meta={"embedder_name": self.embedder_name, **(meta or {})},
-            scopes=folder_scopes(folder, scope_rule, site_config=site_config),
-        )
+        stored = self.store.get_meta(self.name) if self.exists else {}
+        # A knowledge base made by `kb create` keeps its strategy; others use the settings.
+        config = self.config if META_STRATEGY in stored else None
+        windows = self._windows(config) if config is not None else None
+        with self.write_lock():
+            report = index_folder(
+                self.store,
+                self.embedder,
+                self.name,
+                folder,
+                site_url=site_url,
+                version=version,
+                max_chars=config.strategy.parent_chars if config else self.settings.max_chars,
+                progress=progress,
+                extra_meta={"embedder_name": self.embedder_name, **(meta or {})},
+                scopes=folder_scopes(folder, scope_rule, site_config=site_config),
+                windows_of=windows,
+            )
+        report.failures = list(windows.failures) if windows is not None else []
+        return report
+
+    def add_files(self, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
+        """Add files (any supported format) by their file names; see :meth:`add_documents`."""
+        from citewise.ingest import source_from_bytes
+        from citewise.limits import read_limited
+
+        sources = []
+        for path in paths:
+            try:
+                data = read_limited(path)
+            except OSError as error:
+                raise SourceError(f"{path}: cannot read it ({error.strerror})") from None
+            sources.append(source_from_bytes(path.name, data))
+        return self.add_documents(sources, scope=scope)
+
+    def add_documents(self, sources: Sequence[SourceFile], *, scope: str = "") -> IndexReport:
+        """Add (or replace) documents under the knowledge base's strategy, in one write.
+
+        Serialized with other ingests and deletes of this knowledge base; searches meanwhile
+        see the state before it until it commits. Chunks whose ``qa`` questions could not be
+        generated are listed in the report's ``failures``.
+        """
+        from citewise.ingest import add_sources
+
+        config = self.config
+        windows = self._windows(config)
+        with self.write_lock():
+            report = add_sources(
+                self.store, self.embedder, self.name, sources,
+                max_chars=config.strategy.parent_chars, windows_of=windows, scope=scope,
+            )  # fmt: skip
+        report.failures = list(windows.failures)
+        return report
+
+    def delete_document(self, doc_id: str) -> int:
+        """Delete a document's chunks and vectors; how many chunks went (0 if it was absent)."""
+        self._require()
+        with self.write_lock():
+            return self.store.delete_document(self.name, doc_id)
+
+    def drop(self) -> None:
+        """Delete the knowledge base and everything in it."""
+        self._require()
+        with self.write_lock():
+            self.store.drop(self.name)
+
+    def retrieve(self, query: str, options: Mapping[str, object] | None = None) -> list[Hit]:
+        """Search with the knowledge base's retrieval defaults, overridden by ``options``
+        (``top_k``, ``search_type``, ``query_rewrite``, ``rerank``, ``context_window``,
+        ``scope``, ``doc_ids``, ``page_prefix``: see ``RetrievalOptions``)."""
+        from citewise._sync import run_sync
+
+        return run_sync(self.aretrieve(query, options))
+
+    async def aretrieve(self, query: str, options: Mapping[str, object] | None = None) -> list[Hit]:
+        from citewise.retrieval.pipeline import retrieve
+
+        chosen = self.config.defaults.merged(options)
+        return await retrieve(
+            self.store, self.embedder, self.name, query, chosen,
+            model=self.model if chosen.needs_model else None,
+        )  # fmt: skip
+
+    def _windows(self, config: KBConfig) -> StrategyWindows:
+        model = self.model if config.strategy.name == "qa" else None
+        return StrategyWindows(config.strategy, self.embedder.window_chars, model)
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -175,7 +307,8 @@ class KnowledgeBase:
             known = ", ".join(self.store.list_kbs()) or "none yet"
             raise KnowledgeBaseError(
                 f"unknown knowledge base {self.name!r} (known: {known}); "
-                f"create it with: citewise index FOLDER --kb {self.name}"
+                f"create it with: citewise index FOLDER --kb {self.name} (a docs folder) "
+                f"or citewise kb create {self.name} (for files added with citewise doc add)"
             )
 
 

@@ -57,3 +57,13 @@ def test_cli_writes_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_not_a_dataset_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="not a BEIR dataset"):
         load_beir(tmp_path, "test")
+
+
+def test_subsample_keeps_every_judged_document_and_is_stable() -> None:
+    from citewise.evaluation.beir import subsample_corpus
+
+    corpus = {f"d{i}": ("t", "x") for i in range(50)}
+    qrels = {"q": {"d3": 1, "d40": 1, "missing": 1}}
+    sample = subsample_corpus(corpus, qrels, 10)
+    assert len(sample) == 10 and {"d3", "d40"} <= set(sample)
+    assert sample == subsample_corpus(corpus, qrels, 10)

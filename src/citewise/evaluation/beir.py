@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
@@ -45,6 +46,23 @@ def load_beir(folder: Path, split: str) -> tuple[dict[str, tuple[str, str]], dic
     except FileNotFoundError as error:
         raise SourceError(f"{folder}: not a BEIR dataset ({error.filename} missing)") from None
     return corpus, {q: queries[q] for q in qrels if q in queries}, qrels
+
+
+def subsample_corpus(
+    corpus: dict[str, tuple[str, str]], qrels: Qrels, max_docs: int
+) -> dict[str, tuple[str, str]]:
+    """Every judged document plus a fixed pseudo-random sample of the rest, ``max_docs`` in all.
+
+    For comparing slow embedders on the same smaller corpus: the sample is chosen by a hash
+    of the document id, so every run and every embedder gets the same documents.
+    """
+    judged = {doc for judgements in qrels.values() for doc in judgements if doc in corpus}
+    others = sorted(
+        (doc for doc in corpus if doc not in judged),
+        key=lambda doc: hashlib.sha256(doc.encode()).hexdigest(),
+    )
+    keep = judged | set(others[: max(0, max_docs - len(judged))])
+    return {doc: corpus[doc] for doc in corpus if doc in keep}
 
 
 def _percentiles(samples: Sequence[float]) -> dict[str, float]:
@@ -149,6 +167,7 @@ def run_beir_benchmark(
     baselines: bool = True,
     use_cache: bool = True,
     progress: Progress | None = None,
+    max_docs: int | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR dataset in a temporary store and measure every search mode.
 
@@ -159,6 +178,8 @@ def run_beir_benchmark(
     if max_queries is not None:
         queries = dict(list(queries.items())[:max_queries])
         qrels = {q: qrels[q] for q in queries}
+    if max_docs is not None:
+        corpus = subsample_corpus(corpus, qrels, max_docs)
     embedder: Embedder = get_embedder(embedder_name)
     if use_cache:
         embedder = CachedEmbedder(embedder, EmbeddingCache(settings.cache_path))
@@ -166,6 +187,7 @@ def run_beir_benchmark(
         "dataset": folder.name,
         "split": split,
         "documents": len(corpus),
+        "subsampled": max_docs is not None,
         "queries": len(queries),
         "embedder": embedder.model_id,
         "embedding_cache": use_cache,

@@ -22,12 +22,14 @@ import numpy.typing as npt
 from citewise.embedding.base import Vectors
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.models import Chunk, Document
+from citewise.store import cjk
 from citewise.store.base import DocumentUpdate, SearchFilter
 
 # Dots allow release names such as ``langgraph-openai-serve-0.12.0``; the first character
 # can never be one, so a name cannot be hidden or a relative path.
 _KB_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_SCHEMA_VERSION = "1"
+# 2 added the CJK bigram index (chunks_cjk); a version-1 file gains it when first opened.
+_SCHEMA_VERSION = "2"
 # Meta keys starting with "_" belong to the store (schema, generation, vector dim), not to callers.
 _GENERATION = "_generation"
 _DIM = "_dim"
@@ -67,7 +69,7 @@ CREATE TRIGGER chunks_au AFTER UPDATE OF text ON chunks WHEN old.text IS NOT new
     INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
     INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
 END;
-"""
+""" + cjk.CJK_SCHEMA
 
 _CHUNK_COLUMNS = (
     "chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page, "
@@ -129,6 +131,10 @@ def _merge_meta(conn: sqlite3.Connection, meta: Mapping[str, str]) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()]
     )
+
+
+def _record_schema_version(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (_SCHEMA_VERSION,))
 
 
 def _as_windows(vectors: Vectors) -> Vectors:
@@ -220,6 +226,7 @@ class SQLiteStore:
             tmp = self.root / f".{kb}.{uuid.uuid4().hex}.tmp"
             conn = sqlite3.connect(tmp, isolation_level=None)
             try:
+                conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(f"BEGIN; {_SCHEMA} COMMIT;")
                 conn.executemany(
@@ -288,6 +295,7 @@ class SQLiteStore:
         )
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous=NORMAL")
+        cjk.install(conn, _record_schema_version)
         with self._lock:
             self._conns[key] = conn
         return conn
@@ -563,11 +571,14 @@ class SQLiteStore:
         self, kb: str, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
         """BM25 (FTS5) matches for free text, best first; scores are positive, higher is better."""
-        match = fts_query(text)
+        # Text with CJK characters is matched by bigrams (see store/cjk.py); all other
+        # text by the original index, so its scores are unchanged.
+        table = "chunks_cjk" if cjk.has_cjk(text) else "chunks_fts"
+        match = cjk.cjk_query(text, _STOPWORDS) if table == "chunks_cjk" else fts_query(text)
         with self._read(kb) as conn:
             if not match or k <= 0:
                 return []
-            where: list[str] = ["chunks_fts MATCH ?"]
+            where: list[str] = [f"{table} MATCH ?"]
             params: list[object] = [match]
             if filter is not None:
                 if filter.scope is not None:
@@ -584,9 +595,9 @@ class SQLiteStore:
             # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
             # ascending); flip the sign so every ranker in citewise reads "higher is better".
             rows = conn.execute(
-                f"SELECT -bm25(chunks_fts) AS score, {_C_CHUNK_COLUMNS} "
-                "FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid "
-                f"WHERE {' AND '.join(where)} ORDER BY bm25(chunks_fts) LIMIT ?",
+                f"SELECT -bm25({table}) AS score, {_C_CHUNK_COLUMNS} "
+                f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
+                f"WHERE {' AND '.join(where)} ORDER BY bm25({table}) LIMIT ?",
                 (*params, k),
             )
             return [(_row_to_chunk(row), float(row["score"])) for row in rows]

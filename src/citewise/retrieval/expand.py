@@ -1,0 +1,42 @@
+"""Context windows: each hit's text widened with its neighbouring chunks of the same section."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from citewise.models import Chunk, Hit
+from citewise.store.base import Store
+
+
+def expand_hits(store: Store, kb: str, hits: Sequence[Hit], n: int) -> list[Hit]:
+    """``hits`` with up to ``n`` chunks either side appended, in document order.
+
+    Only chunks of the hit's own section join (a window never crosses a heading), and the
+    heading-path line that starts every chunk is kept once. The hit keeps its chunk id, URL
+    and score; only its text grows. ``n`` = 0 returns the hits unchanged.
+    """
+    if n <= 0:
+        return list(hits)
+    expanded = []
+    for hit in hits:
+        window = [
+            chunk
+            for chunk in store.neighbours(kb, hit.chunk.chunk_id, n)
+            if chunk.section_index == hit.chunk.section_index
+        ]
+        if len(window) > 1:
+            hit = replace(hit, chunk=replace(hit.chunk, text=joined_text(window)))
+        expanded.append(hit)
+    return expanded
+
+
+def joined_text(chunks: Sequence[Chunk]) -> str:
+    """The chunks' texts in order, their shared heading-path line written once."""
+    head, sep, _ = chunks[0].text.partition("\n\n")
+    prefix = head + sep if sep and "\n" not in head else ""
+    bodies = [
+        chunk.text[len(prefix) :] if prefix and chunk.text.startswith(prefix) else chunk.text
+        for chunk in chunks
+    ]
+    return prefix + "\n\n".join(body.strip("\n") for body in bodies)

@@ -1,0 +1,112 @@
+"""OpenAI error envelopes: every error is ``{"error": {message, type, param, code}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from citewise.errors import CitewiseError, ConfigurationError, KnowledgeBaseError, ModelError
+
+log = logging.getLogger(__name__)
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "invalid_request_error",
+    502: "api_error",
+    503: "api_error",
+}
+
+
+class APIError(Exception):
+    """An error the server answers with an OpenAI error envelope and ``status``."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str | None = None,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type or _TYPES.get(status, "server_error")
+        self.param = param
+        self.code = code
+        self.headers = headers
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.message, self.type, param=self.param, code=self.code)
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+
+def error_body(
+    message: str, type: str, *, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def from_citewise_error(error: CitewiseError, *, param: str | None = None) -> APIError:
+    """The API error for one of citewise's own errors (a setting, a KB, the chat model)."""
+    if isinstance(error, ConfigurationError | KnowledgeBaseError):
+        return APIError(400, str(error), param=param, code="invalid_value")
+    if isinstance(error, ModelError):
+        return APIError(502, str(error), code="model_error")
+    return APIError(500, str(error), code="server_error")
+
+
+def validation_error(error: RequestValidationError) -> APIError:
+    """FastAPI's 422 as OpenAI's 400, naming the first offending field as ``a.b[0].c``."""
+    first = error.errors()[0] if error.errors() else {}
+    where = [part for part in first.get("loc", ()) if part not in ("body", "query", "path")]
+    param = ""
+    for part in where:
+        param += f"[{part}]" if isinstance(part, int) else (f".{part}" if param else str(part))
+    message = first.get("msg", "invalid request")
+    return APIError(400, f"{param}: {message}" if param else message, param=param or None)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error, expected or not, in the OpenAI envelope."""
+
+    async def api_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, APIError)
+        return error.response()
+
+    async def citewise_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, CitewiseError)
+        return from_citewise_error(error).response()
+
+    async def invalid(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        return validation_error(error).response()
+
+    async def http_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, StarletteHTTPException)
+        message = {404: f"no route {request.url.path}"}.get(error.status_code, str(error.detail))
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
+        return APIError(error.status_code, message, code=code).response()
+
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return APIError(500, "internal server error", code="server_error").response()
+
+    app.add_exception_handler(APIError, api_error)
+    app.add_exception_handler(CitewiseError, citewise_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)

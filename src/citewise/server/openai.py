@@ -1,0 +1,254 @@
+"""The OpenAI-compatible API: ``/v1/models``, ``/v1/responses`` and ``/v1/chat/completions``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
+from typing import Any, cast
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from citewise.answering import (
+    AGENTIC,
+    RAG,
+    WORKFLOWS,
+    Done,
+    Event,
+    Status,
+    TextDelta,
+    astream_answer,
+)
+from citewise.errors import CitewiseError
+from citewise.models import Answer
+from citewise.server.auth import require_api_key
+from citewise.server.errors import APIError, from_citewise_error
+from citewise.server.metrics import CountingRetriever, Metrics
+from citewise.server.requests import (
+    ChatRequest,
+    Message,
+    ResponsesRequest,
+    chat_messages,
+    check_model,
+    parse_client_settings,
+    resolve,
+    responses_messages,
+    settings_schema,
+)
+from citewise.server.runtime import Runtime
+from citewise.server.stream import ChatChunks, ResponseEvents, chat_annotations, sse
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
+
+DESCRIPTIONS = {
+    RAG: (
+        "Plans up to three search queries, searches the docs once and writes a cited answer. "
+        "With no chat model configured it answers extractively: the best-matching passages, "
+        "quoted and cited."
+    ),
+    AGENTIC: (
+        "Searches, grades what it found and rewrites the search once when it falls short, "
+        "then writes a cited answer (extractive, like citewise-rag, with no chat model)."
+    ),
+}
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def _model_card(model: str, runtime: Runtime) -> dict[str, Any]:
+    return {
+        "id": model,
+        "object": "model",
+        "created": 0,
+        "owned_by": "citewise",
+        "description": DESCRIPTIONS[model],
+        "citewise_settings": settings_schema(runtime.kbs),
+    }
+
+
+@router.get("/models")
+async def list_models(request: Request) -> dict[str, Any]:
+    runtime = _runtime(request)
+    cards = await asyncio.to_thread(lambda: [_model_card(m, runtime) for m in WORKFLOWS])
+    return {"object": "list", "data": cards}
+
+
+@router.get("/models/{model_id}")
+async def get_model(model_id: str, request: Request) -> dict[str, Any]:
+    check_model(model_id, WORKFLOWS)
+    runtime = _runtime(request)
+    return await asyncio.to_thread(_model_card, model_id, runtime)
+
+
+_END = object()
+_RUNS: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
+
+
+async def _in_own_task(events: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
+    """``events``, produced by a task of its own that closing this generator cancels.
+
+    Starlette cancels a disconnected stream through an anyio cancel scope, which cancels
+    again at every await: LangGraph's cleanup (cancel its node tasks, then wait for them)
+    is cut short and the model's task streams on. A plain asyncio cancel of a separate
+    task lets that cleanup run to the end, so the model is asked for nothing more.
+    """
+    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
+
+    async def pump() -> None:
+        try:
+            async with aclosing(events) as stream:
+                async for event in stream:
+                    await queue.put(event)
+        except Exception as error:  # handed to the consumer and raised there
+            await queue.put(error)
+        else:
+            await queue.put(_END)
+
+    task = asyncio.create_task(pump(), name="citewise-answer")
+    _RUNS.add(task)
+    task.add_done_callback(_RUNS.discard)
+    try:
+        while (item := await queue.get()) is not _END:
+            if isinstance(item, Exception):
+                raise item
+            yield cast(Event, item)
+    finally:
+        task.cancel()
+
+
+class _Run:
+    """One validated request, ready to answer: conversation, knowledge base, settings."""
+
+    def __init__(self, request: Request, model: str, messages: list[Message], metadata: Any):
+        self.runtime = _runtime(request)
+        self.metrics: Metrics = request.app.state.metrics
+        self.route = request.url.path
+        self.model = model
+        self.messages = messages
+        self.client = parse_client_settings(metadata)
+
+    async def prepare(self) -> None:
+        kb, self.settings = await asyncio.to_thread(resolve, self.runtime.kbs, self.client)
+        self.retriever = CountingRetriever(kb, kb.name, self.metrics)
+        self.chat_model = await asyncio.to_thread(self.runtime.model)
+
+    def events(self) -> AsyncGenerator[Event, None]:
+        events = astream_answer(
+            self.messages,
+            self.retriever,
+            self.chat_model,
+            settings=self.settings,
+            workflow=self.model,
+        )
+        return _in_own_task(cast(AsyncGenerator[Event, None], events))
+
+    async def answer(self) -> Answer:
+        try:
+            async with aclosing(self.events()) as events:
+                async for event in events:
+                    if isinstance(event, Done):
+                        return event.answer
+        except CitewiseError as error:
+            self.metrics.errors.labels(self.route, type(error).__name__).inc()
+            raise
+        raise APIError(500, "the workflow ended without an answer", code="server_error")
+
+    def failure(self, error: Exception) -> APIError:
+        """The API error for a failure mid-stream (the status line is already sent)."""
+        self.metrics.errors.labels(self.route, type(error).__name__).inc()
+        if isinstance(error, CitewiseError):
+            return from_citewise_error(error)
+        log.exception("answer failed mid-stream", exc_info=error)
+        return APIError(500, "internal server error", code="server_error")
+
+
+async def _stream(
+    run: _Run, on_event: Callable[[Event], list[str]], on_error: Callable[[APIError], list[str]]
+) -> AsyncIterator[str]:
+    """The SSE text of a run. Cancelled with its client: Starlette cancels this generator on
+    disconnect, and ``aclosing`` closes the workflow at once, so no model call follows."""
+    try:
+        async with aclosing(run.events()) as events:
+            async for event in events:
+                for text in on_event(event):
+                    yield text
+    except Exception as error:  # the status line went out: report it in the stream
+        for text in on_error(run.failure(error)):
+            yield text
+
+
+@router.post("/responses", response_model=None)
+async def create_response(
+    body: ResponsesRequest, request: Request
+) -> JSONResponse | StreamingResponse:
+    check_model(body.model, WORKFLOWS)
+    run = _Run(request, body.model, responses_messages(body), body.metadata)
+    await run.prepare()
+    builder = ResponseEvents(body.model, body.metadata)
+    if not body.stream:
+        return JSONResponse(builder.final(await run.answer()))
+
+    def on_event(event: Event) -> list[str]:
+        if isinstance(event, Status):
+            payloads = builder.status(event.text)
+        elif isinstance(event, TextDelta):
+            payloads = builder.delta(event.text)
+        else:
+            payloads = builder.done(event.answer)
+        return [sse(payload) for payload in payloads]
+
+    def on_error(error: APIError) -> list[str]:
+        return [sse(payload) for payload in builder.failed(error.message, "server_error")]
+
+    async def body_stream() -> AsyncIterator[str]:
+        for payload in builder.start():
+            yield sse(payload)
+        async for text in _stream(run, on_event, on_error):
+            yield text
+
+    return StreamingResponse(body_stream(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
+@router.post("/chat/completions", response_model=None)
+async def create_chat_completion(
+    body: ChatRequest, request: Request
+) -> JSONResponse | StreamingResponse:
+    check_model(body.model, WORKFLOWS)
+    run = _Run(request, body.model, chat_messages(body), body.metadata)
+    await run.prepare()
+    chunks = ChatChunks(body.model)
+    if not body.stream:
+        return JSONResponse(chunks.completion(await run.answer()))
+
+    streamed: list[str] = []
+
+    def on_event(event: Event) -> list[str]:
+        # Statuses stay out of chat content: clients send content back as history.
+        if isinstance(event, TextDelta) and event.text:
+            streamed.append(event.text)
+            return [sse(chunks.chunk({"content": event.text}), named=False)]
+        if isinstance(event, Done):
+            text, sent = event.answer.text, "".join(streamed)
+            final: dict[str, Any] = {"annotations": chat_annotations(event.answer)}
+            if len(text) > len(sent) and text.startswith(sent):
+                final["content"] = text[len(sent) :]
+            return [sse(chunks.chunk(final, "stop"), named=False), "data: [DONE]\n\n"]
+        return []
+
+    def on_error(error: APIError) -> list[str]:
+        return [sse(error.body(), named=False), "data: [DONE]\n\n"]
+
+    async def body_stream() -> AsyncIterator[str]:
+        yield sse(chunks.chunk({"role": "assistant", "content": ""}), named=False)
+        async for text in _stream(run, on_event, on_error):
+            yield text
+
+    return StreamingResponse(body_stream(), media_type="text/event-stream", headers=_SSE_HEADERS)

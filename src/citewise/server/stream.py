@@ -1,0 +1,227 @@
+"""Answer events as OpenAI wire objects: Responses API events and Chat Completions chunks.
+
+Responses (``POST /v1/responses``), for a question whose workflow reports two statuses::
+
+    response.created, response.in_progress
+    per status (its own complete message, ``phase: "commentary"``):
+        output_item.added, content_part.added, output_text.delta, output_text.done,
+        content_part.done, output_item.done
+    the answer (one message, ``phase: "final_answer"``):
+        output_item.added, content_part.added, output_text.delta × N,
+        output_text.annotation.added × citations, output_text.done, content_part.done,
+        output_item.done
+    response.completed  (or response.failed with an OpenAI error)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from citewise.models import Answer, Citation
+
+Payload = dict[str, Any]
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def url_citation(citation: Citation) -> Payload:
+    """A citation as a Responses ``url_citation`` annotation."""
+    return {
+        "type": "url_citation",
+        "url": citation.url,
+        "title": citation.title,
+        "start_index": citation.start_index,
+        "end_index": citation.end_index,
+    }
+
+
+def sse(payload: Payload, *, named: bool = True) -> str:
+    """One server-sent event; Responses events also carry their type as the event name."""
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {payload['type']}\ndata: {data}\n\n" if named else f"data: {data}\n\n"
+
+
+class ResponseEvents:
+    """Builds the events (and the final ``Response``) of one Responses API answer."""
+
+    def __init__(self, model: str, metadata: dict[str, str] | None) -> None:
+        self.model = model
+        self.metadata = metadata or {}
+        self.id = _id("resp")
+        self.created_at = int(time.time())
+        self.output: list[Payload] = []
+        self._sequence = 0
+        self._answer: Payload | None = None  # the open final_answer item
+        self._streamed = ""
+
+    def _event(self, type: str, **fields: Any) -> Payload:
+        event = {"type": type, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        return event
+
+    def response(self, status: str, error: Payload | None = None) -> Payload:
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "model": self.model,
+            "status": status,
+            "output": self.output,
+            "error": error,
+            "metadata": self.metadata,
+            "parallel_tool_calls": False,
+            "tool_choice": "none",
+            "tools": [],
+            "completed_at": int(time.time()) if status == "completed" else None,
+        }
+
+    def start(self) -> list[Payload]:
+        return [
+            self._event("response.created", response=self.response("in_progress")),
+            self._event("response.in_progress", response=self.response("in_progress")),
+        ]
+
+    def _open(self, phase: str) -> tuple[Payload, list[Payload]]:
+        item: Payload = {
+            "id": _id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "status": "in_progress",
+            "phase": phase,
+            "content": [],
+        }
+        index = len(self.output)
+        self.output.append(item)
+        where = {"output_index": index, "item_id": item["id"], "content_index": 0}
+        part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        return item, [
+            self._event("response.output_item.added", output_index=index, item=dict(item)),
+            self._event("response.content_part.added", part=part, **where),
+        ]
+
+    def _close(self, item: Payload, text: str, annotations: list[Payload]) -> list[Payload]:
+        index = self.output.index(item)
+        where = {"output_index": index, "item_id": item["id"], "content_index": 0}
+        part = {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
+        item.update(status="completed", content=[part])
+        return [
+            self._event("response.output_text.done", text=text, logprobs=[], **where),
+            self._event("response.content_part.done", part=part, **where),
+            self._event("response.output_item.done", output_index=index, item=item),
+        ]
+
+    def _delta(self, item: Payload, text: str) -> Payload:
+        index = self.output.index(item)
+        return self._event(
+            "response.output_text.delta",
+            output_index=index,
+            item_id=item["id"],
+            content_index=0,
+            delta=text,
+            logprobs=[],
+        )
+
+    def status(self, text: str) -> list[Payload]:
+        """A status update as its own complete commentary message."""
+        if self._answer is not None:
+            # Both workflows report nothing once the answer streams; interleaving items
+            # would confuse clients that render output in order.
+            return []
+        item, events = self._open("commentary")
+        return [*events, self._delta(item, text), *self._close(item, text, [])]
+
+    def delta(self, text: str) -> list[Payload]:
+        events: list[Payload] = []
+        if self._answer is None:
+            self._answer, events = self._open("final_answer")
+        self._streamed += text
+        return [*events, self._delta(self._answer, text)]
+
+    def done(self, answer: Answer) -> list[Payload]:
+        """The answer's annotations, its done events and ``response.completed``."""
+        events: list[Payload] = []
+        rest = answer.text[len(self._streamed) :]
+        if self._answer is None or (rest and answer.text.startswith(self._streamed)):
+            events += self.delta(rest)
+        assert self._answer is not None
+        item = self._answer
+        annotations = [url_citation(citation) for citation in answer.citations]
+        for number, annotation in enumerate(annotations):
+            events.append(
+                self._event(
+                    "response.output_text.annotation.added",
+                    output_index=self.output.index(item),
+                    item_id=item["id"],
+                    content_index=0,
+                    annotation_index=number,
+                    annotation=annotation,
+                )
+            )
+        events += self._close(item, answer.text, annotations)
+        events.append(self._event("response.completed", response=self.response("completed")))
+        return events
+
+    def failed(self, message: str, code: str = "server_error") -> list[Payload]:
+        error = {"code": code, "message": message}
+        return [self._event("response.failed", response=self.response("failed", error))]
+
+    def final(self, answer: Answer) -> Payload:
+        """The non-streaming response: the answer message with its annotations only."""
+        self.output = []
+        self._answer = None
+        self._streamed = ""
+        self.done(answer)
+        return self.response("completed")
+
+
+class ChatChunks:
+    """Builds the chunks (or the whole completion) of one Chat Completions answer."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.id = _id("chatcmpl")
+        self.created = int(time.time())
+
+    def chunk(self, delta: Payload, finish_reason: str | None = None) -> Payload:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [choice],
+        }
+
+    def completion(self, answer: Answer) -> Payload:
+        message = {
+            "role": "assistant",
+            "content": answer.text,
+            "refusal": None,
+            "annotations": chat_annotations(answer),
+        }
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+            ],
+        }
+
+
+def chat_annotations(answer: Answer) -> list[Payload]:
+    """Chat Completions' ``url_citation`` annotations (the span nested under the type)."""
+    return [
+        {
+            "type": "url_citation",
+            "url_citation": {k: v for k, v in asdict(c).items() if k != "type"},
+        }
+        for c in answer.citations
+    ]

@@ -1,0 +1,61 @@
+"""Full evaluation with a scripted model: the checks pass and fail for the right reasons."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from citewise.evaluation.assistant import evaluate_assistant, planner_figures
+from citewise.evaluation.cases import load_cases
+from citewise.evaluation.harness import run_retrieval_eval
+from citewise.knowledge import KnowledgeBase
+from citewise.testing import ScriptedCall, ScriptedChatModel, script
+
+from ..conftest import SHARED_DATA, require
+
+CASES = SHARED_DATA / "lgos-dev-cases.json"
+
+
+def case_aware_plan(call: ScriptedCall) -> dict[str, Any]:
+    """Plans as a good planner would for the dev cases: no search for chat, else the question."""
+    question = call.last.lower()
+    if question in {"hello!", "help"} or "weather" in question:
+        return {"needs_docs": False, "queries": []}
+    if " and how " in question:
+        first, second = question.split(" and how ", 1)
+        return {"needs_docs": True, "queries": [first, "how " + second]}
+    return {"needs_docs": True, "queries": [call.last]}
+
+
+def test_dev_cases_pass_with_a_planner_that_plans_well(lgos_kb: KnowledgeBase) -> None:
+    cases = load_cases(require(CASES))
+    model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="See the docs."))
+    outcomes = asyncio.run(evaluate_assistant(cases, lgos_kb, model))
+    assert [o.case.id for o in outcomes if not o.passed] == []
+    assert planner_figures(outcomes)["recall@10"] == 1.0
+
+
+def test_a_planner_that_always_searches_fails_the_chat_cases(lgos_kb: KnowledgeBase) -> None:
+    cases = [c for c in load_cases(require(CASES)) if c.id in {"dev-hello", "dev-install"}]
+    model = ScriptedChatModel(reply=script(answer="Hi."))
+    outcomes = {o.case.id: o for o in asyncio.run(evaluate_assistant(cases, lgos_kb, model))}
+    assert outcomes["dev-install"].passed
+    assert not outcomes["dev-hello"].passed
+    assert "needs no search" in outcomes["dev-hello"].failures[0]
+
+
+def test_a_failing_judge_verdict_fails_the_case(lgos_kb: KnowledgeBase) -> None:
+    cases = [c for c in load_cases(require(CASES)) if c.id == "dev-hello"]
+    model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="Here is a poem."))
+    judge = ScriptedChatModel(reply=lambda call: {"passed": "no", "reason": "not small talk"})
+    (outcome,) = asyncio.run(evaluate_assistant(cases, lgos_kb, model, judge=judge))
+    assert outcome.failures == ["reply shape (small_talk): not small talk"]
+    assert "Here is a poem." in judge.calls[0].last
+
+
+def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeBase) -> None:
+    model = ScriptedChatModel(reply=script(plan=case_aware_plan))
+    outcome = run_retrieval_eval(require(CASES), lgos_kb, modes=["hybrid"], model=model)
+    planner = outcome.results["modes"]["planner"]["figures"]
+    assert planner["recall@10"] == 1.0
+    assert all(call.kind == "Plan" for call in model.calls)

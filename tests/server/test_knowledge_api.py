@@ -1,0 +1,144 @@
+"""The knowledge-base REST API on a real uvicorn server: CRUD, uploads, deletion, search, auth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from citewise.config import Settings
+from citewise.limits import MAX_FILE_BYTES
+from citewise.server.errors import install_error_handlers
+from citewise.server.knowledge import router
+from citewise.server.testing import running
+
+ADMIN = {"Authorization": "Bearer admin-secret"}
+GUIDE = (
+    "# Guide\n\n## Keys\n\nSend the API key as a bearer token.\n\n## Logs\n\nLogs go to stderr.\n"
+)
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[httpx.Client]:
+    app = FastAPI()
+    install_error_handlers(app)
+    app.include_router(router)
+    app.state.admin_keys = frozenset({"admin-secret"})
+    app.state.api_keys = frozenset({"user-key"})
+    from citewise.server import knowledge
+
+    app.state.knowledge_api = knowledge._Context(Settings(home=tmp_path), None)
+    with running(app) as url, httpx.Client(base_url=url, headers=ADMIN, timeout=60) as client:
+        yield client
+
+
+def error(response: httpx.Response) -> dict[str, Any]:
+    body = response.json()
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    return dict(body["error"])
+
+
+def test_admin_key_is_required(api: httpx.Client) -> None:
+    for key in (None, "user-key", "wrong"):
+        headers = {"Authorization": f"Bearer {key}"} if key else {"Authorization": ""}
+        response = api.get("/v1/knowledge-bases", headers=headers)
+        assert response.status_code == 401
+        assert error(response)["code"] == "invalid_api_key"
+
+
+def test_create_list_show_delete(api: httpx.Client) -> None:
+    created = api.post(
+        "/v1/knowledge-bases",
+        json={"name": "team", "strategy": "parent_child", "child_chars": 300,
+              "retrieval": {"top_k": 3, "search_type": "full_text"}, "description": "handbook"},
+    )  # fmt: skip
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["id"], body["strategy"], body["child_chars"], body["documents"]) == (
+        "team", "parent_child", 300, 0,
+    )  # fmt: skip
+    assert body["retrieval"]["top_k"] == 3 and body["retrieval"]["search_type"] == "full_text"
+    assert api.post("/v1/knowledge-bases", json={"name": "team"}).status_code == 409
+    assert [kb["id"] for kb in api.get("/v1/knowledge-bases").json()["data"]] == ["team"]
+    assert api.get("/v1/knowledge-bases/team").json()["description"] == "handbook"
+    deleted = api.delete("/v1/knowledge-bases/team")
+    assert deleted.json() == {"id": "team", "object": "knowledge_base.deleted", "deleted": True}
+    missing = api.get("/v1/knowledge-bases/team")
+    assert missing.status_code == 404 and error(missing)["type"] == "not_found_error"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"name": "x", "strategy": "tree"}, None),
+        ({"name": "x", "retrieval": {"top_k": 0}}, "retrieval.top_k"),
+        ({"name": "Bad Name!"}, None),
+        ({"name": "x", "embedder": "nope"}, None),
+    ],
+)
+def test_invalid_creates_are_400s(
+    api: httpx.Client, body: dict[str, Any], param: str | None
+) -> None:
+    response = api.post("/v1/knowledge-bases", json=body)
+    assert response.status_code == 400
+    assert error(response)["param"] == param or param is None
+
+
+def test_upload_list_search_and_delete_documents(api: httpx.Client) -> None:
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    upload = api.post(
+        "/v1/knowledge-bases/docs/documents",
+        files=[
+            ("files", ("guide/keys.md", GUIDE.encode(), "text/markdown")),
+            ("files", ("notes.txt", b"Release notes: version two ships in May.", "text/plain")),
+        ],
+    )
+    assert upload.status_code == 200, upload.text
+    assert sorted(upload.json()["added"]) == ["guide/keys.md", "notes.txt"]
+    listed = api.get("/v1/knowledge-bases/docs/documents").json()["data"]
+    assert [d["id"] for d in listed] == ["guide/keys.md", "notes.txt"]
+
+    found = api.post(
+        "/v1/knowledge-bases/docs/search",
+        json={"query": "bearer token", "top_k": 1, "search_type": "full_text"},
+    )
+    assert found.status_code == 200
+    [hit] = found.json()["data"]
+    assert hit["doc_id"] == "guide/keys.md" and hit["rankers"] == ["keyword"]
+    assert found.json()["options"]["search_type"] == "full_text"
+
+    deleted = api.delete("/v1/knowledge-bases/docs/documents/guide/keys.md")
+    assert deleted.status_code == 200
+    assert deleted.json()["chunks_deleted"] == 3 and deleted.json()["deleted"] is True
+    again = api.delete("/v1/knowledge-bases/docs/documents/guide/keys.md")
+    assert again.status_code == 200
+    assert again.json()["chunks_deleted"] == 0 and again.json()["deleted"] is False
+
+
+def test_upload_errors(api: httpx.Client) -> None:
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    url = "/v1/knowledge-bases/docs/documents"
+    unsupported = api.post(url, files=[("files", ("tool.exe", b"MZ", "application/octet-stream"))])
+    assert unsupported.status_code == 400 and "unsupported format" in error(unsupported)["message"]
+    big = api.post(url, files=[("files", ("big.txt", b"x" * (MAX_FILE_BYTES + 1), "text/plain"))])
+    assert big.status_code == 413 and error(big)["code"] == "file_too_large"
+    assert api.get(f"{url}").json()["data"] == []
+    assert (
+        api.post(
+            "/v1/knowledge-bases/none/documents", files=[("files", ("a.md", b"# A"))]
+        ).status_code
+        == 404
+    )
+
+
+def test_search_option_errors(api: httpx.Client) -> None:
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    url = "/v1/knowledge-bases/docs/search"
+    bad = api.post(url, json={"query": "x", "search_type": "semantic"})
+    assert bad.status_code == 400 and error(bad)["param"] == "search_type"
+    no_model = api.post(url, json={"query": "x", "query_rewrite": "hyde"})
+    assert no_model.status_code == 400 and "needs a chat model" in error(no_model)["message"]

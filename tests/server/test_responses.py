@@ -1,0 +1,232 @@
+"""POST /v1/responses through the official openai SDK, against a real server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+from openai import OpenAI
+from openai.types.responses import (
+    ResponseCompletedEvent,
+    ResponseContentPartAddedEvent,
+    ResponseContentPartDoneEvent,
+    ResponseCreatedEvent,
+    ResponseInProgressEvent,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseOutputMessage,
+    ResponseOutputText,
+    ResponseStreamEvent,
+    ResponseTextDeltaEvent,
+    ResponseTextDoneEvent,
+)
+from openai.types.responses.response_output_text_annotation_added_event import (
+    ResponseOutputTextAnnotationAddedEvent,
+)
+
+from citewise.testing import ScriptedChatModel
+
+from .conftest import settings_metadata
+
+QUESTION = "How do I add API key authentication?"
+ITEM_EVENTS = [
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+]
+
+
+def stream(sdk: OpenAI, question: Any = QUESTION, **kwargs: Any) -> list[ResponseStreamEvent]:
+    with sdk.responses.create(
+        model=kwargs.pop("model", "citewise-rag"), input=question, stream=True, **kwargs
+    ) as events:
+        return list(events)
+
+
+def final_message(events: list[ResponseStreamEvent]) -> ResponseOutputMessage:
+    completed = events[-1]
+    assert isinstance(completed, ResponseCompletedEvent)
+    (final,) = [
+        item
+        for item in completed.response.output
+        if isinstance(item, ResponseOutputMessage) and item.phase == "final_answer"
+    ]
+    return final
+
+
+def test_streamed_events_are_sdk_types_in_the_documented_order(scripted: OpenAI) -> None:
+    events = stream(scripted)
+
+    assert isinstance(events[0], ResponseCreatedEvent)
+    assert isinstance(events[1], ResponseInProgressEvent)
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    types = [e.type for e in events]
+    # Each status is a complete commentary message of its own, before the answer starts.
+    statuses = [
+        "Understanding the question",
+        f"Searching the docs: {QUESTION}",
+        "Writing the answer",
+    ]
+    for number, status in enumerate(statuses):
+        block = events[2 + 6 * number : 8 + 6 * number]
+        assert [e.type for e in block] == ITEM_EVENTS
+        added, part, delta, done, part_done, item_done = block
+        assert isinstance(added, ResponseOutputItemAddedEvent)
+        assert isinstance(added.item, ResponseOutputMessage)
+        assert added.item.phase == "commentary" and added.output_index == number
+        assert isinstance(delta, ResponseTextDeltaEvent) and delta.delta == status
+        assert isinstance(done, ResponseTextDoneEvent) and done.text == status
+        assert isinstance(item_done, ResponseOutputItemDoneEvent)
+        assert item_done.item.status == "completed"  # type: ignore[union-attr]
+    answer_start = 2 + 6 * len(statuses)
+    added = events[answer_start]
+    assert isinstance(added, ResponseOutputItemAddedEvent)
+    assert isinstance(added.item, ResponseOutputMessage) and added.item.phase == "final_answer"
+    assert isinstance(events[answer_start + 1], ResponseContentPartAddedEvent)
+    tail = types[answer_start + 2 :]
+    deltas = [e for e in events[answer_start + 2 :] if isinstance(e, ResponseTextDeltaEvent)]
+    assert len(deltas) > 3  # the answer streams in pieces, not as one block
+    assert tail[-5:] == [
+        "response.output_text.annotation.added",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert all(d.item_id == added.item.id for d in deltas)
+    text_done = events[-4]
+    assert isinstance(text_done, ResponseTextDoneEvent)
+    assert text_done.text == "".join(d.delta for d in deltas)
+    assert isinstance(events[-3], ResponseContentPartDoneEvent)
+
+
+def test_annotations_point_at_the_cited_text(scripted: OpenAI) -> None:
+    events = stream(scripted)
+    added = [e for e in events if isinstance(e, ResponseOutputTextAnnotationAddedEvent)]
+    final = final_message(events)
+    part = final.content[0]
+    assert isinstance(part, ResponseOutputText)
+    assert len(added) == len(part.annotations) == 1
+    annotation = part.annotations[0]
+    assert annotation.type == "url_citation"
+    cited = part.text[annotation.start_index : annotation.end_index]
+    assert cited == f"[{annotation.title}]({annotation.url})"
+    assert annotation.url.startswith(
+        "https://ilkersigirci.github.io/langgraph-openai-serve/0.12.0/"
+    )
+    assert added[0].annotation is not None and added[0].annotation.url == annotation.url  # type: ignore[union-attr]
+    assert added[0].annotation_index == 0 and added[0].item_id == final.id
+
+
+def test_extractive_answer_without_a_chat_model_has_annotations(extractive: OpenAI) -> None:
+    events = stream(extractive)
+    statuses = [
+        e.item
+        for e in events
+        if isinstance(e, ResponseOutputItemDoneEvent)
+        and isinstance(e.item, ResponseOutputMessage)
+        and e.item.phase == "commentary"
+    ]
+    assert [s.content[0].text for s in statuses] == [f"Searching the docs: {QUESTION}"]  # type: ignore[union-attr]
+    part = final_message(events).content[0]
+    assert isinstance(part, ResponseOutputText)
+    assert part.text.startswith("*Extractive answer")
+    assert part.annotations
+    for annotation in part.annotations:
+        assert annotation.type == "url_citation"
+        assert annotation.url in part.text[annotation.start_index : annotation.end_index]
+    assert any("authentication" in a.url for a in part.annotations)  # type: ignore[union-attr]
+
+
+def test_non_streaming_returns_the_answer_message_with_annotations(scripted: OpenAI) -> None:
+    response = scripted.responses.create(model="citewise-rag", input=QUESTION)
+    assert response.status == "completed"
+    (message,) = response.output
+    assert isinstance(message, ResponseOutputMessage) and message.phase == "final_answer"
+    assert response.output_text.startswith("Use the middleware described in [")
+    (annotation,) = message.content[0].annotations  # type: ignore[union-attr]
+    assert response.output_text[annotation.start_index : annotation.end_index].endswith(  # type: ignore[union-attr]
+        f"({annotation.url})"  # type: ignore[union-attr]
+    )
+
+
+def test_history_comes_from_input_items_and_commentary_is_dropped(
+    scripted: OpenAI, scripted_model: ScriptedChatModel
+) -> None:
+    before = len(scripted_model.calls)
+    history: Any = [
+        {"role": "user", "content": "Tell me about LGOS."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "phase": "commentary",
+            "content": [{"type": "output_text", "text": "Searching the docs: LGOS"}],
+        },
+        {"role": "assistant", "content": [{"type": "output_text", "text": "LGOS serves graphs."}]},
+        {"role": "user", "content": [{"type": "input_text", "text": "And how do I secure it?"}]},
+    ]
+    scripted.responses.create(model="citewise-rag", input=history, instructions="Answer briefly.")
+    plan = scripted_model.calls[before]
+    assert plan.kind == "Plan"
+    texts = [m.text for m in plan.messages]
+    assert "Tell me about LGOS." in texts and "LGOS serves graphs." in texts
+    assert "Searching the docs: LGOS" not in "\n".join(texts)
+    assert plan.last == "And how do I secure it?"
+
+
+def test_scope_k_and_bm25_settings_reach_the_search(
+    extractive: OpenAI, lgos_scopes: tuple[str, ...]
+) -> None:
+    scope = next(s for s in lgos_scopes if s != "all")
+    metadata = settings_metadata(scope=scope, k=2, bm25=False)
+    response = extractive.responses.create(model="citewise-rag", input=QUESTION, metadata=metadata)
+    annotations = response.output[0].content[0].annotations  # type: ignore[union-attr]
+    assert 1 <= len({a.url for a in annotations}) <= 2  # type: ignore[union-attr]
+    events = stream(extractive, metadata=metadata)
+    status = events[4]
+    assert isinstance(status, ResponseTextDeltaEvent)
+    assert status.delta == f"Searching the {scope} docs: {QUESTION}"
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"scope": "no-such-part"}, "scope"),
+        ({"kb": "missing"}, "kb"),
+        ({"k": 0}, "k"),
+        ({"k": "many"}, "k"),
+        ({"bm25": "maybe"}, "bm25"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_invalid_settings_are_400_naming_the_field(
+    extractive: OpenAI, values: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        extractive.responses.create(
+            model="citewise-rag", input=QUESTION, metadata=settings_metadata(**values), stream=True
+        )
+    error = raised.value
+    assert error.status_code == 400
+    assert error.param == f"metadata.citewise_settings.{field}"
+    assert repr(field) in error.message
+
+
+def test_settings_that_are_not_json_are_400(extractive: OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        extractive.responses.create(
+            model="citewise-rag", input=QUESTION, metadata={"citewise_settings": "{scope"}
+        )
+    assert raised.value.param == "metadata.citewise_settings"
+
+
+def test_previous_response_id_is_refused_the_server_keeps_no_state(extractive: OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        extractive.responses.create(
+            model="citewise-rag", input=QUESTION, previous_response_id="resp_1"
+        )
+    assert raised.value.param == "previous_response_id"
