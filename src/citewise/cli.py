@@ -283,6 +283,22 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if len(outcome.failed_cases) > args.max_failures else 0
 
 
+def cmd_bench_embed(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.embed_bench import measure_embedders, sample_passages
+
+    dataset = Path(args.dataset)
+    passages = sample_passages(dataset / "corpus.jsonl", args.passages)
+    queries = [
+        json.loads(line)["text"]
+        for line in (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    ]
+    report = measure_embedders(args.embedders.split(","), passages, queries)
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citewise", description="Answer questions about a documentation set, with citations."
@@ -377,6 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
     beir.add_argument("--output", help="also write the JSON report here")
     beir.add_argument("--json", action="store_true")
     beir.set_defaults(run=cmd_bench_beir)
+    embed = bench_kinds.add_parser("embed", help="embedder throughput on the same passages")
+    embed.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl)")
+    embed.add_argument("--embedders", default="minilm,e5")
+    embed.add_argument("--passages", type=int, default=64)
+    embed.add_argument("--output", help="also write the JSON report here")
+    embed.set_defaults(run=cmd_bench_embed)
     add_bench_langrag(bench_kinds)
     add_bench_serve(bench_kinds)
     add_serve_commands(commands)

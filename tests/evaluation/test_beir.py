@@ -43,6 +43,8 @@ def test_every_mode_and_the_baseline_find_the_obvious_answers(tmp_path: Path) ->
         assert report["modes"][mode]["ndcg@10"] == pytest.approx(1.0), mode
         assert report["modes"][mode]["p50_ms"] > 0
     assert report["baselines"]["rank_bm25"]["mrr@10"] == pytest.approx(1.0)
+    assert report["baselines"]["langchain_ensemble"]["mrr@10"] == pytest.approx(1.0)
+    assert report["ratios"]["hybrid_ndcg_vs_langchain"] == pytest.approx(1.0)
     assert report["index"]["chunks"] == 4
 
 

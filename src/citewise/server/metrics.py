@@ -42,7 +42,7 @@ class Metrics:
         )
         self.errors = Counter(
             "citewise_errors",
-            "Errors answered, including answers that failed mid-stream",
+            "Errors by HTTP status, or by error class for answers that failed mid-stream",
             ["route", "type"],
             registry=self.registry,
         )

@@ -151,14 +151,11 @@ class _Run:
         return _in_own_task(cast(AsyncGenerator[Event, None], events))
 
     async def answer(self) -> Answer:
-        try:
-            async with aclosing(self.events()) as events:
-                async for event in events:
-                    if isinstance(event, Done):
-                        return event.answer
-        except CitewiseError as error:
-            self.metrics.errors.labels(self.route, type(error).__name__).inc()
-            raise
+        """The finished answer (an error raises, and the middleware counts its status)."""
+        async with aclosing(self.events()) as events:
+            async for event in events:
+                if isinstance(event, Done):
+                    return event.answer
         raise APIError(500, "the workflow ended without an answer", code="server_error")
 
     def failure(self, error: Exception) -> APIError:
@@ -173,8 +170,8 @@ class _Run:
 async def _stream(
     run: _Run, on_event: Callable[[Event], list[str]], on_error: Callable[[APIError], list[str]]
 ) -> AsyncIterator[str]:
-    """The SSE text of a run. Cancelled with its client: Starlette cancels this generator on
-    disconnect, and ``aclosing`` closes the workflow at once, so no model call follows."""
+    """The SSE text of a run. Starlette cancels this generator when the client disconnects;
+    closing the events cancels the run's task (see ``_in_own_task``)."""
     try:
         async with aclosing(run.events()) as events:
             async for event in events:

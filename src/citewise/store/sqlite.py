@@ -34,7 +34,8 @@ _SCHEMA_VERSION = "2"
 _GENERATION = "_generation"
 _DIM = "_dim"
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE documents (
     doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, url TEXT NOT NULL, page TEXT NOT NULL,
@@ -69,7 +70,9 @@ CREATE TRIGGER chunks_au AFTER UPDATE OF text ON chunks WHEN old.text IS NOT new
     INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
     INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
 END;
-""" + cjk.CJK_SCHEMA
+"""
+    + cjk.CJK_SCHEMA
+)
 
 _CHUNK_COLUMNS = (
     "chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page, "
