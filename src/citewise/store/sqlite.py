@@ -8,120 +8,36 @@ import re
 import secrets
 import sqlite3
 import threading
-import unicodedata
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from citewise.embedding.base import Vectors
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.models import Chunk, Document
 from citewise.store import cjk
 from citewise.store.base import DocumentUpdate, SearchFilter
+from citewise.store.dense import DenseIndex, as_windows
+from citewise.store.sqlite_schema import (
+    C_CHUNK_COLUMNS,
+    CHUNK_COLUMNS,
+    DIM_KEY,
+    GENERATION_KEY,
+    SCHEMA,
+    SCHEMA_VERSION,
+    STOPWORDS,
+    UPSERT_CHUNK,
+    chunk_params,
+    fts_query,
+    row_to_chunk,
+)
 
 # Dots allow release names such as ``langgraph-openai-serve-0.12.0``; the first character
 # can never be one, so a name cannot be hidden or a relative path.
 _KB_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-# 2 added the CJK bigram index (chunks_cjk); a version-1 file gains it when first opened.
-_SCHEMA_VERSION = "2"
-# Meta keys starting with "_" belong to the store (schema, generation, vector dim), not to callers.
-_GENERATION = "_generation"
-_DIM = "_dim"
-
-_SCHEMA = (
-    """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE documents (
-    doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, url TEXT NOT NULL, page TEXT NOT NULL,
-    content_hash TEXT NOT NULL, scope TEXT NOT NULL
-);
--- rid is the stable integer key the FTS5 index and the dense cache refer to.
-CREATE TABLE chunks (
-    rid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, doc_id TEXT NOT NULL,
-    position INTEGER NOT NULL, section_index INTEGER NOT NULL, text TEXT NOT NULL,
-    title TEXT NOT NULL, heading_path TEXT NOT NULL, anchor TEXT NOT NULL, url TEXT NOT NULL,
-    page TEXT NOT NULL, scope TEXT NOT NULL, page_number INTEGER
-);
-CREATE INDEX chunks_doc ON chunks (doc_id, position);
-CREATE TABLE vectors (
-    chunk_id TEXT NOT NULL, window INTEGER NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY (chunk_id, window)
-);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    text, content='chunks', content_rowid='rid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
--- Triggers keep the external-content FTS index and the vectors in step with chunks, so no
--- code path can delete a chunk and leave its BM25 entry or vectors behind.
-CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
-END;
-CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
-    DELETE FROM vectors WHERE chunk_id = old.chunk_id;
-END;
-CREATE TRIGGER chunks_au AFTER UPDATE OF text ON chunks WHEN old.text IS NOT new.text BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
-END;
-"""
-    + cjk.CJK_SCHEMA
-)
-
-_CHUNK_COLUMNS = (
-    "chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page, "
-    "scope, page_number"
-)
-_C_CHUNK_COLUMNS = ", ".join("c." + col for col in _CHUNK_COLUMNS.split(", "))
-_UPSERT_CHUNK = f"""
-INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (chunk_id) DO UPDATE SET
-    doc_id = excluded.doc_id, position = excluded.position,
-    section_index = excluded.section_index, text = excluded.text, title = excluded.title,
-    heading_path = excluded.heading_path, anchor = excluded.anchor, url = excluded.url,
-    page = excluded.page, scope = excluded.scope, page_number = excluded.page_number
-"""
-
-_STOPWORDS = frozenset(
-    "a an and are as at be but by can do does for from has have how i if in into is it its "
-    "me my of on or so than that the their then there these this to was what when where which "
-    "who why will with you your s t".split()
-)
-_MAX_TERMS = 64
-# Letters and digits only: the unicode61 tokenizer treats "_" and punctuation as separators.
-_WORD = re.compile(r"[^\W_]+")
-
-
-def fts_query(text: str) -> str:
-    """A safe FTS5 MATCH expression for free text: quoted terms joined by OR ("" if none).
-
-    Quoting makes every term a literal string, so user punctuation and words like AND, NOT
-    or NEAR never reach the FTS5 query parser as syntax. OR (not AND) lets BM25 rank
-    documents that match more, and rarer, terms higher instead of requiring all of them.
-    """
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-    content = [w for w in words if w not in _STOPWORDS]
-    terms = list(dict.fromkeys(content or words))[:_MAX_TERMS]
-    return " OR ".join(f'"{term}"' for term in terms)
-
-
-def _row_to_chunk(row: sqlite3.Row) -> Chunk:
-    fields = {name: row[name] for name in _CHUNK_COLUMNS.split(", ")}
-    fields["heading_path"] = tuple(json.loads(fields["heading_path"]))
-    return Chunk(**fields)
-
-
-def _chunk_params(c: Chunk) -> tuple[Any, ...]:
-    return (
-        c.chunk_id, c.doc_id, c.position, c.section_index, c.text, c.title,
-        json.dumps(list(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
-    )  # fmt: skip
 
 
 def _check_meta(meta: Mapping[str, str]) -> None:
@@ -137,49 +53,7 @@ def _merge_meta(conn: sqlite3.Connection, meta: Mapping[str, str]) -> None:
 
 
 def _record_schema_version(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (_SCHEMA_VERSION,))
-
-
-def _as_windows(vectors: Vectors) -> Vectors:
-    windows = np.ascontiguousarray(vectors, dtype=np.float32)
-    if windows.ndim == 1:
-        windows = windows.reshape(1, -1)
-    if windows.ndim != 2 or windows.shape[0] == 0 or windows.shape[1] == 0:
-        raise ValueError(f"vectors must have shape (n_windows, dim), got {vectors.shape}")
-    return windows
-
-
-def scope_member(scopes: npt.NDArray[np.str_], scope: str) -> npt.NDArray[np.bool_]:
-    """Which chunks' scope lists (space-separated) contain ``scope``, or equal it exactly."""
-    # A knowledge base has a handful of distinct scope lists: test each once, not per chunk.
-    distinct, inverse = np.unique(scopes, return_inverse=True)
-    member = np.array([s == scope or scope in s.split(" ") for s in distinct.tolist()], dtype=bool)
-    return member[inverse.reshape(-1)] if len(distinct) else np.zeros(len(scopes), dtype=bool)
-
-
-@dataclass(frozen=True)
-class _DenseIndex:
-    """A knowledge base's window vectors as one matrix, windows of a chunk in adjacent rows."""
-
-    generation: str
-    matrix: Vectors  # (n_windows, dim)
-    starts: npt.NDArray[np.intp]  # first window row of each chunk
-    rids: npt.NDArray[np.int64]
-    scopes: npt.NDArray[np.str_]
-    pages: npt.NDArray[np.str_]
-    doc_ids: npt.NDArray[np.str_]
-
-    def mask(self, f: SearchFilter | None) -> npt.NDArray[np.bool_] | None:
-        if f is None:
-            return None
-        keep = np.ones(len(self.rids), dtype=bool)
-        if f.scope is not None:
-            keep &= scope_member(self.scopes, f.scope)
-        if f.page_prefix:
-            keep &= np.char.startswith(self.pages, f.page_prefix)
-        if f.doc_ids is not None:
-            keep &= np.isin(self.doc_ids, np.array(f.doc_ids, dtype=str))
-        return keep
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
 
 
 class SQLiteStore:
@@ -197,7 +71,7 @@ class SQLiteStore:
         self.root = Path(root)
         self._lock = threading.Lock()
         self._conns: dict[tuple[int, str], sqlite3.Connection] = {}
-        self._dense: dict[str, _DenseIndex] = {}
+        self._dense: dict[str, DenseIndex] = {}
 
     # -- knowledge bases -------------------------------------------------------------------
 
@@ -231,12 +105,12 @@ class SQLiteStore:
             try:
                 conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
                 conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(f"BEGIN; {_SCHEMA} COMMIT;")
+                conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
                 conn.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     # A random start, so a dropped and recreated knowledge base never
                     # reuses a generation another process may have cached.
-                    [("_schema", _SCHEMA_VERSION), (_GENERATION, str(secrets.randbits(62)))],
+                    [("_schema", SCHEMA_VERSION), (GENERATION_KEY, str(secrets.randbits(62)))],
                 )
             finally:
                 conn.close()
@@ -312,7 +186,8 @@ class SQLiteStore:
             # Bumped in the same transaction, so a cached dense matrix is stale exactly when
             # the data it was built from changed (in this process or any other).
             conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (_GENERATION,)
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?",
+                (GENERATION_KEY,),
             )
             conn.execute("COMMIT")
         except BaseException:
@@ -373,7 +248,7 @@ class SQLiteStore:
         self, conn: sqlite3.Connection, updates: Sequence[DocumentUpdate], stored: set[str]
     ) -> int | None:
         """Validate every update before the first write; returns the vector dimension."""
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_DIM,)).fetchone()
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
         dim = int(row[0]) if row else None
         seen: set[str] = set()
         for update in updates:
@@ -390,7 +265,7 @@ class SQLiteStore:
                     continue
                 if chunk.chunk_id not in update.vectors:
                     raise ValueError(f"new chunk {chunk.chunk_id} of {doc_id!r} has no vectors")
-                width = _as_windows(update.vectors[chunk.chunk_id]).shape[1]
+                width = as_windows(update.vectors[chunk.chunk_id]).shape[1]
                 if dim is not None and width != dim:
                     raise ValueError(f"chunk {chunk.chunk_id}: vector dim {width}, index has {dim}")
                 dim = width
@@ -415,7 +290,7 @@ class SQLiteStore:
         self._insert_vectors(conn, {c: v for c, v in update.vectors.items() if c in new}, dim)
 
     def _insert_chunks(self, conn: sqlite3.Connection, chunks: Sequence[Chunk]) -> None:
-        conn.executemany(_UPSERT_CHUNK, [_chunk_params(c) for c in chunks])
+        conn.executemany(UPSERT_CHUNK, [chunk_params(c) for c in chunks])
 
     def _insert_vectors(
         self, conn: sqlite3.Connection, vectors: Mapping[str, Vectors], dim: int | None
@@ -425,9 +300,9 @@ class SQLiteStore:
         rows = []
         for chunk_id, v in vectors.items():
             conn.execute("DELETE FROM vectors WHERE chunk_id = ?", (chunk_id,))
-            rows += [(chunk_id, i, w.tobytes()) for i, w in enumerate(_as_windows(v))]
+            rows += [(chunk_id, i, w.tobytes()) for i, w in enumerate(as_windows(v))]
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
-        conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (_DIM, str(dim)))
+        conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
     def _delete_doc(self, conn: sqlite3.Connection, doc_id: str) -> int:
         count = conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,)).rowcount
@@ -442,8 +317,8 @@ class SQLiteStore:
             missing = [cid for cid in ids if cid not in stored and cid not in vectors]
             if missing:
                 raise ValueError(f"new chunks without vectors: {sorted(missing)}")
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_DIM,)).fetchone()
-            dims = {_as_windows(v).shape[1] for cid, v in vectors.items() if cid in ids}
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
+            dims = {as_windows(v).shape[1] for cid, v in vectors.items() if cid in ids}
             if row:
                 dims.add(int(row[0]))
             if len(dims) > 1:
@@ -461,20 +336,20 @@ class SQLiteStore:
 
     def _chunks_by_rid(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
         rows = conn.execute(
-            f"SELECT rid, {_CHUNK_COLUMNS} FROM chunks "
+            f"SELECT rid, {CHUNK_COLUMNS} FROM chunks "
             "WHERE rid IN (SELECT value FROM json_each(?))",
             (json.dumps([int(r) for r in rids]),),
         )
-        return {row["rid"]: _row_to_chunk(row) for row in rows}
+        return {row["rid"]: row_to_chunk(row) for row in rows}
 
     def get(self, kb: str, ids: Sequence[str]) -> list[Chunk]:
         with self._read(kb) as conn:
             rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks "
+                f"SELECT {CHUNK_COLUMNS} FROM chunks "
                 "WHERE chunk_id IN (SELECT value FROM json_each(?))",
                 (json.dumps(list(ids)),),
             )
-            found = {row["chunk_id"]: _row_to_chunk(row) for row in rows}
+            found = {row["chunk_id"]: row_to_chunk(row) for row in rows}
         return [found[i] for i in ids if i in found]
 
     def neighbours(self, kb: str, chunk_id: str, n: int) -> list[Chunk]:
@@ -488,15 +363,15 @@ class SQLiteStore:
             doc_id, pos = row
             rows = conn.execute(
                 f"""SELECT * FROM (
-                    SELECT {_CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position < ?
+                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position < ?
                     ORDER BY position DESC LIMIT ?)
                 UNION ALL SELECT * FROM (
-                    SELECT {_CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position >= ?
+                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position >= ?
                     ORDER BY position LIMIT ?)
                 ORDER BY position""",
                 (doc_id, pos, max(n, 0), doc_id, pos, max(n, 0) + 1),
             )
-            return [_row_to_chunk(r) for r in rows]
+            return [row_to_chunk(r) for r in rows]
 
     def documents(self, kb: str) -> list[Document]:
         with self._read(kb) as conn:
@@ -512,8 +387,8 @@ class SQLiteStore:
 
     # -- search ----------------------------------------------------------------------------
 
-    def _dense_index(self, kb: str, conn: sqlite3.Connection) -> _DenseIndex | None:
-        gen = conn.execute("SELECT value FROM meta WHERE key = ?", (_GENERATION,)).fetchone()[0]
+    def _dense_index(self, kb: str, conn: sqlite3.Connection) -> DenseIndex | None:
+        gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
         cached = self._dense.get(kb)
         if cached is not None and cached.generation == gen:
             return cached
@@ -527,7 +402,7 @@ class SQLiteStore:
         # Rows are sorted by rid, so each chunk's windows are one contiguous run.
         starts = np.flatnonzero(np.r_[True, all_rids[1:] != all_rids[:-1]])
         firsts = [rows[i] for i in starts]
-        index = _DenseIndex(
+        index = DenseIndex(
             generation=gen,
             matrix=np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
                 len(rows), -1
@@ -577,7 +452,7 @@ class SQLiteStore:
         # Text with CJK characters is matched by bigrams (see store/cjk.py); all other
         # text by the original index, so its scores are unchanged.
         table = "chunks_cjk" if cjk.has_cjk(text) else "chunks_fts"
-        match = cjk.cjk_query(text, _STOPWORDS) if table == "chunks_cjk" else fts_query(text)
+        match = cjk.cjk_query(text, STOPWORDS) if table == "chunks_cjk" else fts_query(text)
         with self._read(kb) as conn:
             if not match or k <= 0:
                 return []
@@ -598,9 +473,9 @@ class SQLiteStore:
             # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
             # ascending); flip the sign so every ranker in citewise reads "higher is better".
             rows = conn.execute(
-                f"SELECT -bm25({table}) AS score, {_C_CHUNK_COLUMNS} "
+                f"SELECT -bm25({table}) AS score, {C_CHUNK_COLUMNS} "
                 f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
                 f"WHERE {' AND '.join(where)} ORDER BY bm25({table}) LIMIT ?",
                 (*params, k),
             )
-            return [(_row_to_chunk(row), float(row["score"])) for row in rows]
+            return [(row_to_chunk(row), float(row["score"])) for row in rows]
