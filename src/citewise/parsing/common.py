@@ -188,3 +188,17 @@ def assemble_sections(
     if index == -1 and preamble:
         sections.append(section(page_title, (page_title,), 1, "", preamble))
     return sections
+
+
+class BytesOnlyParser:
+    """Base of parsers that read only bytes: ``parse`` of text refuses with a clear error."""
+
+    binary = True
+    format_name = "this"
+
+    def parse(
+        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    ) -> list[Section]:
+        raise TypeError(
+            f"{doc_id}: {self.format_name} is a binary format: pass its bytes to parse_bytes"
+        )

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 from citewise.errors import MissingExtraError, SourceError
 from citewise.limits import check_unpacked_size
 from citewise.models import Section
-from citewise.parsing.common import Heading, Part, assemble_sections, markdown_table
+from citewise.parsing.common import (
+    BytesOnlyParser,
+    Heading,
+    Part,
+    assemble_sections,
+    markdown_table,
+)
 
 if TYPE_CHECKING:
     from docx.styles.style import ParagraphStyle
@@ -25,20 +31,15 @@ _LIST_STYLE_RE = re.compile(r"^list\b.*?(\d*)$", re.IGNORECASE)
 _MAX_STYLE_DEPTH = 32
 
 
-class DocxParser:
+class DocxParser(BytesOnlyParser):
     """Word documents (``.docx``), read from their bytes with ``python-docx``."""
 
-    binary = True
+    format_name = "DOCX"
 
     def parse_bytes(
         self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]:
         return parse_docx(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
-
-    def parse(
-        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
-    ) -> list[Section]:
-        raise TypeError(f"{doc_id}: DOCX is a binary format: pass its bytes to parse_bytes")
 
 
 def parse_docx(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from citewise.errors import MissingExtraError, SourceError
 from citewise.models import Section
-from citewise.parsing.common import file_page, file_url, title_from_name
+from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -37,20 +37,15 @@ class _Entry:
     path: tuple[str, ...]
 
 
-class PdfParser:
+class PdfParser(BytesOnlyParser):
     """PDF files (``.pdf``), read from their bytes with ``pypdf``: see :func:`parse_pdf`."""
 
-    binary = True
+    format_name = "PDF"
 
     def parse_bytes(
         self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]:
         return parse_pdf(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
-
-    def parse(
-        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
-    ) -> list[Section]:
-        raise TypeError(f"{doc_id}: PDF is a binary format: pass its bytes to parse_bytes")
 
 
 def parse_pdf(
