@@ -17,22 +17,9 @@ from citewise.errors import CitewiseError, ConfigurationError
 from citewise.indexing import Progress, parse_folder
 from citewise.knowledge import KnowledgeBase
 from citewise.llm import chat_model_configured
-from citewise.models import Answer, Hit
+from citewise.models import Answer
 
 DEFAULT_KB = "docs"
-
-
-def hit_json(hit: Hit) -> dict[str, object]:
-    """A hit as the JSON the CLI (and later the API) prints."""
-    return {
-        "url": hit.url,
-        "page": hit.chunk.page,
-        "title": hit.chunk.title,
-        "heading_path": list(hit.chunk.heading_path),
-        "score": round(hit.score, 6),
-        "rankers": list(hit.rankers),
-        "text": hit.chunk.text,
-    }
 
 
 @contextmanager
@@ -122,7 +109,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     kb = KnowledgeBase(args.kb, settings=settings)
     hits = kb.search(args.query, k=args.k, mode=args.mode, scope=args.scope)
     if args.json:
-        print(json.dumps([hit_json(hit) for hit in hits], indent=2, ensure_ascii=False))
+        print(json.dumps([hit.as_json() for hit in hits], indent=2, ensure_ascii=False))
         return 0
     if not hits:
         print("No matching sections.")
@@ -196,7 +183,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             "kind": answer.kind,
             "queries": list(answer.queries),
             "annotations": [asdict(citation) for citation in answer.citations],
-            "hits": [hit_json(hit) for hit in answer.hits],
+            "hits": [hit.as_json() for hit in answer.hits],
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0

@@ -132,9 +132,7 @@ def cmd_kb_search(args: argparse.Namespace, settings: Settings) -> int:
     parse_options({k: v for k, v in overrides.items() if v is not None})  # fail before loading
     hits = KnowledgeBase(args.name, settings=settings).retrieve(args.query, overrides)
     if args.json:
-        from citewise.server.knowledge import hit_json
-
-        _print([hit_json(hit) for hit in hits])
+        _print([hit.as_json() for hit in hits])
         return 0
     for rank, hit in enumerate(hits, start=1):
         print(

@@ -71,16 +71,7 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             hits = kb.search(query, k=k, scope=scope)
         except CitewiseError as error:
             raise tool_error(str(error)) from None
-        results = [
-            {
-                "url": hit.url,
-                "title": hit.chunk.title,
-                "heading_path": list(hit.chunk.heading_path),
-                "score": round(hit.score, 6),
-                "text": hit.chunk.text,
-            }
-            for hit in hits
-        ]
+        results = [hit.as_json() for hit in hits]
         return {"results": results, "scopes": list(kb.scopes)}
 
     @server.tool()

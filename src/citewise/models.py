@@ -72,6 +72,22 @@ class Hit:
     def url(self) -> str:
         return self.chunk.url
 
+    def as_json(self) -> dict[str, object]:
+        """The hit as every interface prints it (CLI ``--json``, REST, MCP)."""
+        chunk = self.chunk
+        return {
+            "url": chunk.url,
+            "page": chunk.page,
+            "title": chunk.title,
+            "heading_path": list(chunk.heading_path),
+            "score": round(self.score, 6),
+            "rankers": list(self.rankers),
+            "text": chunk.text,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "page_number": chunk.page_number,
+        }
+
 
 @dataclass(frozen=True)
 class Citation:

@@ -16,7 +16,6 @@ from citewise.errors import CitewiseError, KnowledgeBaseError, SourceError, TooL
 from citewise.kbconfig import KBConfig
 from citewise.knowledge import KnowledgeBase
 from citewise.limits import MAX_FILE_BYTES, check_file_size
-from citewise.models import Hit
 from citewise.retrieval.options import QueryRewrite, Rerank, RetrievalOptions, SearchType
 from citewise.server.auth import require_admin_key
 from citewise.server.errors import APIError, from_citewise_error
@@ -132,21 +131,6 @@ def kb_json(kb: KnowledgeBase) -> dict[str, Any]:
     }
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
-    return {
-        "chunk_id": chunk.chunk_id,
-        "doc_id": chunk.doc_id,
-        "url": chunk.url,
-        "title": chunk.title,
-        "heading_path": list(chunk.heading_path),
-        "page_number": chunk.page_number,
-        "score": round(hit.score, 6),
-        "rankers": list(hit.rankers),
-        "text": chunk.text,
-    }
-
-
 @router.get("")
 def list_knowledge_bases(request: Request) -> dict[str, Any]:
     context = _context(request)
@@ -248,6 +232,6 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
         raise _api_error(error) from None
     return {
         "object": "list",
-        "data": [hit_json(hit) for hit in hits],
+        "data": [hit.as_json() for hit in hits],
         "options": options.model_dump(),
     }
