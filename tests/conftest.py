@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from citewise.config import Settings
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from tests.kb_support import make_kb, minilm  # noqa: F401  (fixtures for KB tests)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from citewise.models import Chunk, Hit
+from citewise.options import SearchOptions
 
 SITE = "https://docs.example/1.0/"
 
@@ -36,18 +37,17 @@ LOGGING = make_hit("ops/", "logging", "Request IDs appear in every log line.")
 
 @dataclass
 class FakeRetriever:
-    """Returns ``results(query)`` for each search and records every call (thread-safe)."""
+    """Returns ``results(query)`` for each search and records every call (thread-safe):
+    ``(query, top_k, search_type, scope)`` of the options it was given."""
 
     results: Callable[[str], Sequence[Hit]] = lambda query: [INSTALL, CONFIGURE]
     calls: list[tuple[str, int, str, str | None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def search(
-        self, query: str, *, k: int = 10, mode: str = "hybrid", scope: str | None = None
-    ) -> list[Hit]:
+    async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
         with self._lock:
-            self.calls.append((query, k, mode, scope))
-        return list(self.results(query))[:k]
+            self.calls.append((query, options.top_k, options.search_type, options.scope))
+        return list(self.results(query))[: options.top_k]
 
     @property
     def queries(self) -> list[str]:

@@ -10,11 +10,9 @@ import pytest
 
 from citewise.config import Settings
 from citewise.embedding import Embedder, get_embedder
-from citewise.ingest import source_from_bytes
-from citewise.kbconfig import KBConfig
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase, source_from_bytes
+from citewise.options import SearchOptions
 from citewise.sources import SourceFile
-from citewise.strategies import IndexStrategy
 
 MakeKB = Callable[..., KnowledgeBase]
 
@@ -42,9 +40,17 @@ def make_kb(tmp_path: Path, minilm: Embedder) -> MakeKB:
     """Creates knowledge bases in a fresh home, sharing the session's MiniLM."""
 
     def make(
-        name: str = "files", strategy: str = "section", model: Any = None, **sizes: int
+        name: str = "files",
+        strategy: str = "section",
+        model: Any = None,
+        defaults: SearchOptions | None = None,
+        **sizes: int,
     ) -> KnowledgeBase:
-        config = KBConfig(strategy=IndexStrategy(strategy, **sizes), embedder="minilm")
+        config = KBConfig(
+            strategy=IndexStrategy(strategy, **sizes),
+            embedder="minilm",
+            defaults=defaults or SearchOptions(),
+        )
         return KnowledgeBase.create(
             name, config, settings=Settings(home=tmp_path / "home"), embedder=minilm, model=model
         )

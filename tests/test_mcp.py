@@ -33,20 +33,27 @@ async def session_calls(
 
 def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     question = "How do I add API key authentication?"
-    tools, (search, scoped, ask, bad) = asyncio.run(
+    tools, (search, scoped, keyword, old_k, ask, scoped_ask, bad, bad_top_k) = asyncio.run(
         session_calls(
             lgos_home,
             [
+                ("search_docs", {"query": question, "top_k": 3}),
+                ("search_docs", {"query": question, "scope": "how-to-guides", "top_k": 2}),
+                ("search_docs", {"query": question, "top_k": 2, "search_type": "full_text"}),
                 ("search_docs", {"query": question, "k": 3}),
-                ("search_docs", {"query": question, "scope": "how-to-guides", "k": 2}),
                 ("ask_docs", {"question": question}),
+                ("ask_docs", {"question": question, "scope": "how-to-guides", "top_k": 1}),
                 ("search_docs", {"query": question, "scope": "nowhere"}),
+                ("search_docs", {"query": question, "top_k": 0}),
             ],
         )
     )
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"search_docs", "ask_docs"}
-    assert set(by_name["search_docs"].input_schema["properties"]) == {"query", "scope", "k"}
+    options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window"}
+    search_params = set(by_name["search_docs"].input_schema["properties"])
+    assert search_params == {"query", "doc_ids", "page_prefix", "k", *options}
+    assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", *options}
 
     results = json.loads(search.content[0].text)["results"]
     assert len(results) == 3
@@ -55,10 +62,18 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     scoped_results = json.loads(scoped.content[0].text)["results"]
     assert len(scoped_results) == 2
     assert all("/how-to-guides/" in r["url"] for r in scoped_results)
+    keyword_results = json.loads(keyword.content[0].text)["results"]
+    assert len(keyword_results) == 2 and all(r["rankers"] == ["keyword"] for r in keyword_results)
+    # ``k`` is the deprecated name of ``top_k``.
+    assert json.loads(old_k.content[0].text)["results"] == results
 
     answer = json.loads(ask.content[0].text)
     assert answer["kind"] == "extractive" and answer["citations"]
     span = answer["citations"][0]
     assert span["url"] in answer["answer"][span["start_index"] : span["end_index"]]
+    scoped_answer = json.loads(scoped_ask.content[0].text)
+    assert len({c["url"] for c in scoped_answer["citations"]}) == 1
+    assert all("/how-to-guides/" in c["url"] for c in scoped_answer["citations"])
 
     assert bad.is_error and "unknown scope 'nowhere'" in bad.content[0].text
+    assert bad_top_k.is_error and "top_k" in bad_top_k.content[0].text

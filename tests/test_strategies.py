@@ -52,7 +52,7 @@ def test_parent_child_embeds_small_children() -> None:
 def test_parent_child_returns_each_parent_once_with_its_full_text(make_kb: MakeKB) -> None:
     kb = make_kb(strategy="parent_child", child_chars=200)
     kb.add_documents([upload("sched.md", sections("Scheduler", LONG)), upload("x.md", "# X\n\nA.")])
-    hits = kb.retrieve("how does the scheduler handle topic7", {"search_type": "vector"})
+    hits = kb.search("how does the scheduler handle topic7", search_type="vector")
     parents = [h.chunk.chunk_id for h in hits]
     assert len(parents) == len(set(parents))
     best = hits[0].chunk
@@ -119,5 +119,5 @@ def test_qa_knowledge_base_finds_a_chunk_by_its_question(make_kb: MakeKB) -> Non
     )
     assert report.failures == ["broken.md chunk 0: boom"]
     assert {d.doc_id for d in kb.documents()} == {"keys.md", "brand.md", "broken.md"}
-    hits = kb.retrieve("how to rotate the signing key", {"search_type": "vector", "top_k": 1})
+    hits = kb.search("how to rotate the signing key", search_type="vector", top_k=1)
     assert hits[0].chunk.doc_id == "keys.md"

@@ -1,20 +1,42 @@
-"""citewise: answers questions about a documentation set and cites the exact sections it used."""
+"""citewise: answers questions about a documentation set and cites the exact sections it used.
 
-from citewise.config import RequestSettings, Settings
-from citewise.errors import (
-    CitewiseError,
-    ConfigurationError,
-    EmbeddingError,
-    KnowledgeBaseError,
-    MissingExtraError,
-    ModelError,
-    SourceError,
-)
-from citewise.indexing import IndexReport, parse_folder
-from citewise.knowledge import KnowledgeBase
-from citewise.models import Answer, Chunk, Citation, Document, Hit, Section
+The public Python API. Names are imported on first use (PEP 562), so ``import citewise.store``
+or a command-line start does not load the whole package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Answer": "citewise.models",
+    "Chunk": "citewise.models",
+    "Citation": "citewise.models",
+    "Document": "citewise.models",
+    "Hit": "citewise.models",
+    "Section": "citewise.models",
+    "CitewiseError": "citewise.errors",
+    "ConfigurationError": "citewise.errors",
+    "EmbeddingError": "citewise.errors",
+    "KnowledgeBaseError": "citewise.errors",
+    "MissingExtraError": "citewise.errors",
+    "ModelError": "citewise.errors",
+    "SourceError": "citewise.errors",
+    "Settings": "citewise.config",
+    "SearchOptions": "citewise.options",
+    "RequestSettings": "citewise.config",
+    "KBConfig": "citewise.kb",
+    "IndexStrategy": "citewise.kb",
+    "IndexReport": "citewise.kb",
+    "KnowledgeBase": "citewise.kb",
+    "Library": "citewise.kb",
+    "Status": "citewise.kb",
+    "TextDelta": "citewise.kb",
+    "Done": "citewise.kb",
+    "parse_folder": "citewise.kb",
+}
 
 __all__ = [
     "Answer",
@@ -23,16 +45,63 @@ __all__ = [
     "CitewiseError",
     "ConfigurationError",
     "Document",
+    "Done",
     "EmbeddingError",
     "Hit",
     "IndexReport",
+    "IndexStrategy",
+    "KBConfig",
     "KnowledgeBase",
     "KnowledgeBaseError",
+    "Library",
     "MissingExtraError",
     "ModelError",
     "RequestSettings",
+    "SearchOptions",
     "Section",
     "Settings",
     "SourceError",
+    "Status",
+    "TextDelta",
     "parse_folder",
 ]
+
+if TYPE_CHECKING:
+    from citewise.config import RequestSettings, Settings
+    from citewise.errors import (
+        CitewiseError,
+        ConfigurationError,
+        EmbeddingError,
+        KnowledgeBaseError,
+        MissingExtraError,
+        ModelError,
+        SourceError,
+    )
+    from citewise.kb import (
+        Done,
+        IndexReport,
+        IndexStrategy,
+        KBConfig,
+        KnowledgeBase,
+        Library,
+        Status,
+        TextDelta,
+        parse_folder,
+    )
+    from citewise.models import Answer, Chunk, Citation, Document, Hit, Section
+    from citewise.options import SearchOptions
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citewise' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*_EXPORTS, "__version__"])

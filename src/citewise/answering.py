@@ -1,8 +1,9 @@
 """Answer a conversation from the docs, streaming typed events: statuses, text, the final Answer.
 
-This is the one entry point the CLI, ``KnowledgeBase.ask`` and the API server drive::
+The service layer (``citewise.kb``) drives it for every door; the retriever is a knowledge
+base's search under options already resolved from its defaults and the request::
 
-    async for event in astream_answer(messages, kb, model, workflow="citewise-rag"):
+    async for event in astream_answer(messages, retriever, model, options=options):
         match event:
             case Status(text=text): ...     # "Searching the docs: …" (commentary)
             case TextDelta(text=text): ...  # the next piece of the answer
@@ -14,23 +15,19 @@ requested after it.
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from citewise.config import RequestSettings
+from citewise.asyncbridge import iterate_in_thread
 from citewise.errors import ConfigurationError, ModelError
 from citewise.extractive import extractive_answer
 from citewise.graph.events import Done, Event, Status, TextDelta
-from citewise.models import Answer
+from citewise.models import Answer, Retriever
+from citewise.options import SearchOptions
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AnyMessage, MessageLikeRepresentation
-
-    from citewise.graph.state import Retriever
 
 RAG = "citewise-rag"
 AGENTIC = "citewise-agentic"
@@ -77,7 +74,7 @@ async def astream_answer(
     retriever: Retriever,
     model: BaseChatModel | None,
     *,
-    settings: RequestSettings | None = None,
+    options: SearchOptions | None = None,
     workflow: str = DEFAULT_WORKFLOW,
 ) -> AsyncIterator[Event]:
     """Answer the conversation's last user message, yielding events as they happen.
@@ -85,10 +82,10 @@ async def astream_answer(
     Args:
         messages: the question, or the conversation (OpenAI-style ``{"role", "content"}``
             dicts or LangChain messages) ending with the user's message.
-        retriever: what to search, usually a ``KnowledgeBase``.
+        retriever: what to search: a knowledge base's search (``citewise.kb``).
         model: the chat model; None gives the extractive answer (the passages that best
             match the last message, quoted and cited).
-        settings: scope, ``k`` and search mode for this request.
+        options: the search options, resolved (each planned query is searched with them).
         workflow: ``citewise-rag`` (plan → retrieve → answer) or ``citewise-agentic``.
 
     Yields:
@@ -98,27 +95,25 @@ async def astream_answer(
         ConfigurationError: an unknown workflow.
         ModelError: the chat model failed.
     """
-    settings = settings or RequestSettings()
+    options = options or SearchOptions()
     if workflow not in WORKFLOWS:
         raise ConfigurationError(f"unknown model {workflow!r} (known: {', '.join(WORKFLOWS)})")
     turns = conversation(messages)
     if model is None:
-        async for event in _extractive(turns[-1].text, retriever, settings):
+        async for event in _extractive(turns[-1].text, retriever, options):
             yield event
         return
-    async for event in _workflow(turns, retriever, model, settings, workflow):
+    async for event in _workflow(turns, retriever, model, options, workflow):
         yield event
 
 
 async def _extractive(
-    question: str, retriever: Retriever, settings: RequestSettings
+    question: str, retriever: Retriever, options: SearchOptions
 ) -> AsyncIterator[Event]:
     from citewise.graph.nodes import search_status
 
-    yield Status(search_status(question, settings))
-    hits = await asyncio.to_thread(
-        retriever.search, question, k=settings.k, mode=settings.mode, scope=settings.scope
-    )
+    yield Status(search_status(question, options))
+    hits = await retriever.asearch(question, options)
     result = extractive_answer(question, hits)
     yield TextDelta(result.text)
     yield Done(result)
@@ -128,7 +123,7 @@ async def _workflow(
     turns: list[AnyMessage],
     retriever: Retriever,
     model: BaseChatModel,
-    settings: RequestSettings,
+    options: SearchOptions,
     workflow: str,
 ) -> AsyncIterator[Event]:
     from citewise.graph.agentic import agentic_graph
@@ -138,7 +133,7 @@ async def _workflow(
 
     graph = agentic_graph() if workflow == AGENTIC else rag_graph()
     deps = Deps(model=model, planner=at_temperature_zero(model), retriever=retriever)
-    state: GraphState = {"messages": turns, "settings": settings}
+    state: GraphState = {"messages": turns, "options": options}
     final: Answer | None = None
     try:
         async for part in graph.astream(
@@ -162,12 +157,12 @@ async def aanswer(
     retriever: Retriever,
     model: BaseChatModel | None,
     *,
-    settings: RequestSettings | None = None,
+    options: SearchOptions | None = None,
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer of :func:`astream_answer`."""
     async for event in astream_answer(
-        messages, retriever, model, settings=settings, workflow=workflow
+        messages, retriever, model, options=options, workflow=workflow
     ):
         if isinstance(event, Done):
             return event.answer
@@ -179,15 +174,15 @@ def stream_answer(
     retriever: Retriever,
     model: BaseChatModel | None,
     *,
-    settings: RequestSettings | None = None,
+    options: SearchOptions | None = None,
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Iterator[Event]:
     """:func:`astream_answer` for synchronous code (runs it on an event loop in a thread).
 
     Closing the iterator early cancels the run.
     """
-    return _iterate_in_thread(
-        lambda: astream_answer(messages, retriever, model, settings=settings, workflow=workflow)
+    return iterate_in_thread(
+        lambda: astream_answer(messages, retriever, model, options=options, workflow=workflow)
     )
 
 
@@ -196,56 +191,11 @@ def answer(
     retriever: Retriever,
     model: BaseChatModel | None,
     *,
-    settings: RequestSettings | None = None,
+    options: SearchOptions | None = None,
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer, synchronously (safe to call inside a running event loop too)."""
-    for event in stream_answer(messages, retriever, model, settings=settings, workflow=workflow):
+    for event in stream_answer(messages, retriever, model, options=options, workflow=workflow):
         if isinstance(event, Done):
             return event.answer
     raise ModelError("the workflow ended without an answer")  # pragma: no cover
-
-
-_END = object()
-
-
-def _iterate_in_thread(make: Callable[[], AsyncIterator[Event]]) -> Iterator[Event]:
-    """Iterate an async iterator from synchronous code, on a private loop in a worker thread.
-
-    A private loop (not ``asyncio.run`` here) keeps this usable from code that already runs
-    an event loop, such as a notebook or a server's synchronous handler.
-    """
-    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
-
-    async def pump() -> None:
-        try:
-            async for event in make():
-                items.put(event)
-        except BaseException as error:  # handed to the consumer's thread and raised there
-            items.put(error)
-        finally:
-            items.put(_END)
-
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(pump())
-
-    def run() -> None:
-        try:
-            loop.run_until_complete(task)
-        except asyncio.CancelledError:
-            pass
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-
-    thread = threading.Thread(target=run, name="citewise-answer", daemon=True)
-    thread.start()
-    try:
-        while (item := items.get()) is not _END:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        loop.call_soon_threadsafe(task.cancel)
-        thread.join()
-        loop.close()

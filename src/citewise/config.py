@@ -6,10 +6,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from platformdirs import user_data_dir
 
 from citewise.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from citewise.options import SearchOptions
 
 DEFAULT_EMBEDDER = "minilm"
 
@@ -24,6 +28,8 @@ class Settings:
         max_chars: the largest chunk, in characters.
         llm_base_url / llm_api_key / llm_model: an OpenAI-compatible chat endpoint; with no
             model configured, answers are extractive.
+        store_url: where knowledge bases live (``CITEWISE_STORE_URL``): ``sqlite:///folder``,
+            ``memory://``, or unset for the SQLite folder ``{home}/kb``.
         llm_gguf: a GGUF file for the local llama.cpp model (``llm_model="local"``, or set
             alone); without it the local model is reassembled from its packages.
     """
@@ -35,6 +41,7 @@ class Settings:
     llm_api_key: str | None = None
     llm_model: str | None = None
     llm_gguf: str | None = None
+    store_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -53,6 +60,7 @@ class Settings:
             llm_api_key=env.get("CITEWISE_LLM_API_KEY") or None,
             llm_model=env.get("CITEWISE_LLM_MODEL") or None,
             llm_gguf=env.get("CITEWISE_LLM_GGUF") or None,
+            store_url=env.get("CITEWISE_STORE_URL") or None,
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -68,21 +76,18 @@ class Settings:
         return self.home / "embedding-cache.sqlite"
 
 
-@dataclass(frozen=True)
-class RequestSettings:
-    """What one question may change: where to search and how much to retrieve.
+def RequestSettings(scope: str = "all", k: int = 10, mode: str = "hybrid") -> SearchOptions:  # noqa: N802
+    """Deprecated: per-request options are :class:`citewise.options.SearchOptions`
+    (``scope``, ``top_k``, ``search_type``)."""
+    import warnings
 
-    Args:
-        scope: the part of the docs to search; ``all`` searches everything.
-        k: how many sections each search query retrieves.
-        mode: ``hybrid`` (dense + BM25), ``vector`` or ``keyword``.
-    """
+    from citewise.options import parse_options
 
-    scope: str = "all"
-    k: int = 10
-    mode: str = "hybrid"
-
-    @property
-    def restricted(self) -> bool:
-        """True when the search is limited to one part of the docs."""
-        return self.scope not in ("", "all")
+    warnings.warn(
+        "RequestSettings is deprecated: use citewise.SearchOptions (scope, top_k, search_type)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return parse_options({"scope": scope, "k": k, "mode": mode})

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from citewise.options import SearchOptions
 
 
 @dataclass(frozen=True)
@@ -113,3 +117,23 @@ class Answer:
     hits: tuple[Hit, ...]
     kind: str = "extractive"
     queries: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Restricts a search to part of a knowledge base; ``None`` fields do not filter.
+
+    ``scope`` matches a chunk whose scope is a space-separated list containing it (a chunk of
+    ``tutorials/`` may be in ``tutorials library``), or equals it exactly; ``page_prefix``
+    matches the start of its page path.
+    """
+
+    scope: str | None = None
+    page_prefix: str | None = None
+    doc_ids: tuple[str, ...] | None = None
+
+
+class Retriever(Protocol):
+    """What the answer workflows search: one knowledge base, under fully resolved options."""
+
+    async def asearch(self, query: str, options: SearchOptions) -> list[Hit]: ...

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from citewise._sync import run_sync
+from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS
 from citewise.embedding import embedding_windows
 from citewise.errors import ConfigurationError

@@ -8,7 +8,7 @@ from typing import Any
 from citewise.evaluation.assistant import evaluate_assistant, planner_figures
 from citewise.evaluation.cases import load_cases
 from citewise.evaluation.harness import run_retrieval_eval
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from citewise.testing import ScriptedCall, ScriptedChatModel, script
 
 from ..conftest import SHARED_DATA, require
@@ -30,15 +30,15 @@ def case_aware_plan(call: ScriptedCall) -> dict[str, Any]:
 def test_dev_cases_pass_with_a_planner_that_plans_well(lgos_kb: KnowledgeBase) -> None:
     cases = load_cases(require(CASES))
     model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="See the docs."))
-    outcomes = asyncio.run(evaluate_assistant(cases, lgos_kb, model))
+    outcomes = asyncio.run(evaluate_assistant(cases, lgos_kb.with_model(model)))
     assert [o.case.id for o in outcomes if not o.passed] == []
     assert planner_figures(outcomes)["recall@10"] == 1.0
 
 
 def test_a_planner_that_always_searches_fails_the_chat_cases(lgos_kb: KnowledgeBase) -> None:
     cases = [c for c in load_cases(require(CASES)) if c.id in {"dev-hello", "dev-install"}]
-    model = ScriptedChatModel(reply=script(answer="Hi."))
-    outcomes = {o.case.id: o for o in asyncio.run(evaluate_assistant(cases, lgos_kb, model))}
+    kb = lgos_kb.with_model(ScriptedChatModel(reply=script(answer="Hi.")))
+    outcomes = {o.case.id: o for o in asyncio.run(evaluate_assistant(cases, kb))}
     assert outcomes["dev-install"].passed
     assert not outcomes["dev-hello"].passed
     assert "needs no search" in outcomes["dev-hello"].failures[0]
@@ -48,7 +48,7 @@ def test_a_failing_judge_verdict_fails_the_case(lgos_kb: KnowledgeBase) -> None:
     cases = [c for c in load_cases(require(CASES)) if c.id == "dev-hello"]
     model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="Here is a poem."))
     judge = ScriptedChatModel(reply=lambda call: {"passed": "no", "reason": "not small talk"})
-    (outcome,) = asyncio.run(evaluate_assistant(cases, lgos_kb, model, judge=judge))
+    (outcome,) = asyncio.run(evaluate_assistant(cases, lgos_kb.with_model(model), judge=judge))
     assert outcome.failures == ["reply shape (small_talk): not small talk"]
     assert "Here is a poem." in judge.calls[0].last
 

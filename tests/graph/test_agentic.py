@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from citewise.answering import AGENTIC, Done, Event, Status, stream_answer
-from citewise.config import RequestSettings
 from citewise.graph import prompts
 from citewise.graph.agentic import CHECKING, after_grade, rewriting_status
 from citewise.graph.state import MAX_REWRITES, GraphState
 from citewise.models import Answer
+from citewise.options import SearchOptions
 from citewise.testing import ScriptedChatModel, script
 
 from ..fakes import INSTALL, FakeRetriever
@@ -67,7 +67,7 @@ def test_irrelevant_sections_get_exactly_one_rewrite_then_a_not_covered_answer()
 
 
 def test_the_router_stops_after_the_bound_whatever_the_grade() -> None:
-    state: GraphState = {"messages": [], "settings": RequestSettings(), "relevant": False}
+    state: GraphState = {"messages": [], "options": SearchOptions(), "relevant": False}
     assert after_grade(state | {"rewrites": 0}) == "rewrite"
     assert after_grade(state | {"rewrites": MAX_REWRITES}) == "answer"
     assert after_grade(state | {"rewrites": MAX_REWRITES, "relevant": True}) == "answer"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from citewise.answering import answer
-from citewise.config import RequestSettings
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from citewise.models import Hit
+from citewise.options import SearchOptions
 from citewise.testing import ScriptedCall, ScriptedChatModel, script
 
 from ..conftest import LGOS
@@ -29,11 +29,9 @@ class Recording:
     kb: KnowledgeBase
     calls: list[tuple[str, str | None]] = field(default_factory=list)
 
-    def search(
-        self, query: str, *, k: int = 10, mode: str = "hybrid", scope: str | None = None
-    ) -> list[Hit]:
-        self.calls.append((query, scope))
-        return self.kb.search(query, k=k, mode=mode, scope=scope)
+    async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
+        self.calls.append((query, options.scope))
+        return await self.kb.asearch(query, options)
 
 
 def planned_queries(case: dict[str, Any]) -> list[str]:
@@ -63,7 +61,7 @@ def test_dev_case_searches_exactly_when_it_has_parts(
     retriever = Recording(lgos_kb)
     scope = case["settings"].get("scope", "all")
 
-    result = answer(case["messages"], retriever, model, settings=RequestSettings(scope=scope))
+    result = answer(case["messages"], retriever, model, options=SearchOptions(scope=scope))
 
     assert len(model.calls) == 2
     if not case["parts"]:

@@ -9,11 +9,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from citewise.answering import Done, Status, TextDelta, stream_answer
-from citewise.config import RequestSettings
 from citewise.errors import ModelError
 from citewise.graph.rag import rag_graph
 from citewise.graph.state import Deps, GraphState
 from citewise.llm import at_temperature_zero, openai_chat_model
+from citewise.options import SearchOptions
 from citewise.testing import OpenAIStub, StubReply, pieces
 
 from ..fakes import INSTALL, FakeRetriever
@@ -62,7 +62,7 @@ def test_no_plan_token_reaches_langgraphs_message_stream() -> None:
         model = openai_chat_model("stub-model", base_url=base_url)
         deps = Deps(model=model, planner=at_temperature_zero(model), retriever=FakeRetriever())
         question = HumanMessage("How do I install it?")
-        state: GraphState = {"messages": [question], "settings": RequestSettings()}
+        state: GraphState = {"messages": [question], "options": SearchOptions()}
         seen = []
         async for _, metadata in rag_graph().astream(state, context=deps, stream_mode="messages"):
             seen.append(metadata["langgraph_node"])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
-from citewise.config import RequestSettings
 from citewise.graph import prompts
 from citewise.graph.nodes import merge_hits, search_status
+from citewise.options import SearchOptions
 
 from ..fakes import CONFIGURE, INSTALL, LOGGING, make_hit
 
@@ -35,7 +35,7 @@ def test_the_budget_keeps_the_best_hits_and_always_one() -> None:
 
 def test_answer_prompt_puts_sections_before_the_question_in_the_last_turn() -> None:
     messages, used = prompts.answer_messages(
-        [HumanMessage("How?")], [INSTALL], RequestSettings(), searched=True
+        [HumanMessage("How?")], [INSTALL], SearchOptions(), searched=True
     )
     assert used == [INSTALL]
     assert messages[0].text.startswith(prompts.ANSWER_SYSTEM)
@@ -58,16 +58,18 @@ def test_merge_interleaves_by_rank_without_repeats() -> None:
 
 
 def test_search_status_names_a_restricted_scope() -> None:
-    assert search_status("q", RequestSettings()) == "Searching the docs: q"
-    assert search_status("q", RequestSettings(scope="demo")) == "Searching the demo docs: q"
+    assert search_status("q", SearchOptions()) == "Searching the docs: q"
+    assert search_status("q", SearchOptions(scope="all")) == "Searching the docs: q"
+    assert search_status("q", SearchOptions(scope="demo")) == "Searching the demo docs: q"
 
 
 def test_sections_under_a_restricted_scope_still_offer_scope_all() -> None:
     messages, _ = prompts.answer_messages(
-        [HumanMessage("How?")], [INSTALL], RequestSettings(scope="demo"), searched=True
+        [HumanMessage("How?")], [INSTALL], SearchOptions(scope="demo"), searched=True
     )
     assert prompts.SITUATION_SECTIONS_IN_SCOPE.format(scope="demo") in messages[0].text
-    unrestricted, _ = prompts.answer_messages(
-        [HumanMessage("How?")], [INSTALL], RequestSettings(), searched=True
-    )
-    assert "`all`" not in unrestricted[0].text
+    for options in (SearchOptions(), SearchOptions(scope="all")):
+        unrestricted, _ = prompts.answer_messages(
+            [HumanMessage("How?")], [INSTALL], options, searched=True
+        )
+        assert "`all`" not in unrestricted[0].text

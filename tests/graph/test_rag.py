@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from citewise.answering import Done, Event, Status, TextDelta, stream_answer
-from citewise.config import RequestSettings, Settings
+from citewise.config import Settings
 from citewise.errors import KnowledgeBaseError
 from citewise.graph import prompts
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from citewise.llm import NOSTREAM_TAG
 from citewise.models import Answer
+from citewise.options import SearchOptions
 from citewise.testing import ScriptedCall, ScriptedChatModel, script
 
 from ..fakes import CONFIGURE, INSTALL, LOGGING, FakeRetriever
@@ -48,7 +49,7 @@ def test_a_question_takes_one_hidden_plan_call_and_one_streamed_answer() -> None
     plan_call, answer_call = model.calls
     assert plan_call.temperature == 0.0 and answer_call.temperature == 0.7
     assert "citewise:plan" in plan_call.tags and NOSTREAM_TAG in plan_call.tags
-    assert retriever.calls == [("How do I install it?", 10, "hybrid", "all")]
+    assert retriever.calls == [("How do I install it?", 10, "hybrid", None)]
     assert statuses(events) == [
         "Understanding the question",
         "Searching the docs: How do I install it?",
@@ -129,7 +130,7 @@ def test_a_restricted_scope_is_named_and_an_empty_result_suggests_all() -> None:
     model = ScriptedChatModel(reply=script(answer="Nothing in the library docs; try `all`."))
     retriever = FakeRetriever(results=lambda q: [])
     events, answer = run(
-        "How do I deploy?", retriever, model, settings=RequestSettings(scope="library", k=5)
+        "How do I deploy?", retriever, model, options=SearchOptions(scope="library", top_k=5)
     )
     assert retriever.calls == [("How do I deploy?", 5, "hybrid", "library")]
     assert "Searching the library docs: How do I deploy?" in statuses(events)

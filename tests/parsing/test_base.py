@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from citewise.indexing import parse_file
 from citewise.models import Section
 from citewise.parsing import base
 from citewise.parsing.base import (
@@ -15,8 +14,11 @@ from citewise.parsing.base import (
     Parser,
     binary_parser,
     binary_suffixes,
+    register_parser,
     supported_suffixes,
 )
+from citewise.parsing.source import parse_file
+from citewise.registry import Registry
 from citewise.sources import read_folder
 
 
@@ -56,7 +58,11 @@ def test_a_registered_binary_parser_gets_the_file_bytes(
 ) -> None:
     parser = UpperBytes()
     assert isinstance(parser, BinaryParser)
-    monkeypatch.setitem(base._PARSERS, ".bin", parser)
+    # A registry of its own, so the registration does not outlive the test.
+    monkeypatch.setattr(base, "PARSERS", Registry("parser", {}))
+    monkeypatch.setattr(base, "_INSTANCES", {})
+    register_parser(".bin", parser)
+    assert ".bin" in supported_suffixes() and ".bin" in binary_suffixes()
     (tmp_path / "blob.bin").write_bytes(b"\x00\xff\r\n")
     (source,) = read_folder(tmp_path, {".bin"})
     assert source.binary and source.data == b"\x00\xff\r\n"

@@ -13,8 +13,8 @@ from citewise import limits
 from citewise.chunking import chunk_sections
 from citewise.errors import MissingExtraError, SourceError, TooLargeError
 from citewise.models import Section
-from citewise.parsing.base import DocxParser, binary_parser, parser_for
-from citewise.parsing.docx import parse_docx
+from citewise.parsing.base import binary_parser, parser_for
+from citewise.parsing.docx import DocxParser, parse_docx
 
 from .files import make_docx
 

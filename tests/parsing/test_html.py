@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from citewise.chunking import chunk_sections
 from citewise.models import Section
-from citewise.parsing.base import HTMLParser, parser_for
-from citewise.parsing.html import parse_html
+from citewise.parsing.base import parser_for
+from citewise.parsing.html import HTMLParser, parse_html
 
 SITE = "https://docs.example/"
 BASE = f"{SITE}2.0/guide/install.html"

@@ -8,8 +8,8 @@ import pytest
 
 from citewise.errors import MissingExtraError, SourceError
 from citewise.models import Section
-from citewise.parsing.base import PdfParser, binary_parser, parser_for
-from citewise.parsing.pdf import parse_pdf
+from citewise.parsing.base import binary_parser, parser_for
+from citewise.parsing.pdf import PdfParser, parse_pdf
 
 from .files import OutlineItem, make_pdf
 

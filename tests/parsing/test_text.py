@@ -7,8 +7,8 @@ import pytest
 from citewise.chunking import chunk_sections
 from citewise.errors import SourceError
 from citewise.models import Section
-from citewise.parsing.base import CsvParser, TextParser, binary_parser, parser_for
-from citewise.parsing.text import parse_csv, parse_text
+from citewise.parsing.base import binary_parser, parser_for
+from citewise.parsing.text import CsvParser, TextParser, parse_csv, parse_text
 
 SITE = "https://docs.example/"
 

@@ -13,7 +13,7 @@ import pytest
 from citewise.embedding.base import Vectors
 from citewise.models import Chunk, Document
 from citewise.retrieval import search, search_many
-from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
+from citewise.store import DocumentUpdate, KBStore, SearchFilter, SQLiteStore
 
 
 class HashEmbedder:
@@ -65,8 +65,7 @@ CORPUS = {
 EMBEDDER = HashEmbedder()
 
 
-def build(root: Path) -> SQLiteStore:
-    store = SQLiteStore(root)
+def build(store: SQLiteStore) -> KBStore:
     updates = []
     for doc_id, (scope, page, texts) in CORPUS.items():
         chunks = [
@@ -88,47 +87,48 @@ def build(root: Path) -> SQLiteStore:
         vectors = {c.chunk_id: EMBEDDER.embed_documents([c.text]) for c in chunks}
         document = Document(doc_id, doc_id, f"u/{page}", page, "h", scope)
         updates.append(DocumentUpdate(document, chunks, vectors))
-    store.apply("kb", updates)
-    return store
+    handle = store.create("kb")
+    handle.apply(updates)
+    return handle
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    s = build(tmp_path)
-    yield s
-    s.close()
+def store(tmp_path: Path) -> Iterator[KBStore]:
+    engine = SQLiteStore(tmp_path)
+    yield build(engine)
+    engine.close()
 
 
 def ids(hits: Sequence[object]) -> list[str]:
     return [h.chunk.chunk_id for h in hits]  # type: ignore[attr-defined]
 
 
-def test_vector_mode_returns_cosine_scores(store: SQLiteStore) -> None:
-    hits = search(store, EMBEDDER, "kb", "install citewise with pip", mode="vector", k=3)
+def test_vector_mode_returns_cosine_scores(store: KBStore) -> None:
+    hits = search(store, EMBEDDER, "install citewise with pip", mode="vector", k=3)
     assert len(hits) == 3 and hits[0].chunk.chunk_id == "install-0"
     assert hits[0].score == pytest.approx(1.0, abs=1e-6)
     assert all(h.rankers == ("dense",) for h in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
-def test_keyword_mode_needs_no_embedder(store: SQLiteStore) -> None:
-    hits = search(store, None, "kb", "rotate keys", mode="keyword", k=5)
+def test_keyword_mode_needs_no_embedder(store: KBStore) -> None:
+    hits = search(store, None, "rotate keys", mode="keyword", k=5)
     assert ids(hits)[0] == "auth-1"
     assert all(h.rankers == ("keyword",) and h.score > 0 for h in hits)
     with pytest.raises(ValueError, match="needs an embedder"):
-        search(store, None, "kb", "rotate keys", mode="hybrid")
+        search(store, None, "rotate keys", mode="hybrid")
     with pytest.raises(ValueError, match="unknown search mode"):
-        search(store, EMBEDDER, "kb", "x", mode="fuzzy")
+        search(store, EMBEDDER, "x", mode="fuzzy")
 
 
-def test_hybrid_fuses_and_attributes_rankers(store: SQLiteStore) -> None:
-    hits = search(store, EMBEDDER, "kb", "rotate keys", k=10, keyword_cutoff=0.0)
+def test_hybrid_fuses_and_attributes_rankers(store: KBStore) -> None:
+    hits = search(store, EMBEDDER, "rotate keys", k=10, keyword_cutoff=0.0)
     top = hits[0]
     assert top.chunk.chunk_id == "auth-1" and top.rankers == ("dense", "keyword")
     # First in both rankings: RRF gives 1/(60+1) from each.
     assert top.score == pytest.approx(2 / 61)
-    dense = {h.chunk.chunk_id for h in search(store, EMBEDDER, "kb", "rotate keys", mode="vector")}
-    keyword = {h.chunk.chunk_id for h in search(store, None, "kb", "rotate keys", mode="keyword")}
+    dense = {h.chunk.chunk_id for h in search(store, EMBEDDER, "rotate keys", mode="vector")}
+    keyword = {h.chunk.chunk_id for h in search(store, None, "rotate keys", mode="keyword")}
     for hit in hits:
         cid = hit.chunk.chunk_id
         assert hit.rankers == tuple(
@@ -137,16 +137,16 @@ def test_hybrid_fuses_and_attributes_rankers(store: SQLiteStore) -> None:
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
-def test_keyword_cutoff_keeps_only_the_strongest_matches(store: SQLiteStore) -> None:
+def test_keyword_cutoff_keeps_only_the_strongest_matches(store: KBStore) -> None:
     # Dense always points at the FAQ title; BM25 finds the pip chunks, one far better.
     embedder = PointingEmbedder("Frequently asked questions")
     query = "install citewise pip"
-    bm25 = dict((c.chunk_id, s) for c, s in store.keyword("kb", query, 10))
+    bm25 = dict((c.chunk_id, s) for c, s in store.keyword(query, 10))
     assert set(bm25) == {"install-0", "faq-1"} and bm25["faq-1"] < bm25["install-0"]
     ratio = bm25["faq-1"] / bm25["install-0"]
 
     def joined(cutoff: float) -> set[str]:
-        hits = search(store, embedder, "kb", query, keyword_cutoff=cutoff)
+        hits = search(store, embedder, query, keyword_cutoff=cutoff)
         assert ids(hits)[0] in {"faq-0", "install-0"}  # each top of one ranker
         return {h.chunk.chunk_id for h in hits if "keyword" in h.rankers}
 
@@ -155,32 +155,32 @@ def test_keyword_cutoff_keeps_only_the_strongest_matches(store: SQLiteStore) -> 
     assert joined(0.0) == {"install-0", "faq-1"}
 
 
-def test_filter_is_respected_in_every_mode(store: SQLiteStore) -> None:
+def test_filter_is_respected_in_every_mode(store: KBStore) -> None:
     for mode in ("hybrid", "vector", "keyword"):
         hits = search(
-            store, EMBEDDER, "kb", "pip server keys", mode=mode, filter=SearchFilter(scope="guides")
+            store, EMBEDDER, "pip server keys", mode=mode, filter=SearchFilter(scope="guides")
         )
         assert hits and {h.chunk.scope for h in hits} == {"guides"}
         hits = search(
-            store, EMBEDDER, "kb", "pip", mode=mode, filter=SearchFilter(page_prefix="start/faq/")
+            store, EMBEDDER, "pip", mode=mode, filter=SearchFilter(page_prefix="start/faq/")
         )
         assert ids(hits)[0] == "faq-1" and {h.chunk.page for h in hits} == {"start/faq/"}
 
 
-def test_k_is_honoured(store: SQLiteStore) -> None:
+def test_k_is_honoured(store: KBStore) -> None:
     for mode in ("hybrid", "vector"):
-        assert len(search(store, EMBEDDER, "kb", "server", mode=mode, k=2)) == 2
+        assert len(search(store, EMBEDDER, "server", mode=mode, k=2)) == 2
         # k above candidates: candidates grow to k.
-        assert len(search(store, EMBEDDER, "kb", "server", mode=mode, k=8, candidates=2)) == 8
-    assert search(store, EMBEDDER, "kb", "server", k=0) == []
-    assert search(store, EMBEDDER, "kb", "   ") == []
+        assert len(search(store, EMBEDDER, "server", mode=mode, k=8, candidates=2)) == 8
+    assert search(store, EMBEDDER, "server", k=0) == []
+    assert search(store, EMBEDDER, "   ") == []
 
 
-def test_search_many_fuses_queries(store: SQLiteStore) -> None:
-    one = search(store, EMBEDDER, "kb", "rotate keys", k=4)
-    assert search_many(store, EMBEDDER, "kb", ["rotate keys", "rotate keys", " "], k=4) == one
-    many = search_many(store, None, "kb", ["rotate keys", "upgrade release"], mode="keyword", k=5)
+def test_search_many_fuses_queries(store: KBStore) -> None:
+    one = search(store, EMBEDDER, "rotate keys", k=4)
+    assert search_many(store, EMBEDDER, ["rotate keys", "rotate keys", " "], k=4) == one
+    many = search_many(store, None, ["rotate keys", "upgrade release"], mode="keyword", k=5)
     assert set(ids(many)[:2]) == {"auth-1", "install-1"}
     assert many[0].score == pytest.approx(1 / 61)
     assert all(h.rankers == ("keyword",) for h in many)
-    assert search_many(store, EMBEDDER, "kb", [], k=3) == []
+    assert search_many(store, EMBEDDER, [], k=3) == []

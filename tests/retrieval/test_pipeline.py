@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from citewise.errors import ConfigurationError
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
+from citewise.options import SearchOptions
 from citewise.retrieval.expand import expand_hits, joined_text
 from citewise.testing import ScriptedCall, ScriptedChatModel
 from tests.kb_support import MakeKB, sections, upload
@@ -55,30 +56,30 @@ def doc_ids(hits: list[Any]) -> list[str]:
 
 def test_top_k_and_search_types(kb: KnowledgeBase) -> None:
     for search_type in ("vector", "full_text", "hybrid"):
-        hits = kb.retrieve("bearer token API key", {"top_k": 2, "search_type": search_type})
+        hits = kb.search("bearer token API key", top_k=2, search_type=search_type)
         assert len(hits) <= 2 and hits[0].chunk.doc_id == "auth.md"
-    keyword = kb.retrieve("bearer", {"search_type": "full_text"})
+    keyword = kb.search("bearer", search_type="full_text")
     assert {r for h in keyword for r in h.rankers} == {"keyword"}
 
 
 def test_metadata_filter_doc_ids(kb: KnowledgeBase) -> None:
-    hits = kb.retrieve("bearer token API key", {"doc_ids": ["logs.md"]})
+    hits = kb.search("bearer token API key", doc_ids=["logs.md"])
     assert set(doc_ids(hits)) == {"logs.md"}
 
 
 def test_multi_query_fuses_the_rewrites_results(kb: KnowledgeBase) -> None:
-    plain = kb.retrieve("zzz unrelated words", {"search_type": "full_text"})
+    plain = kb.search("zzz unrelated words", search_type="full_text")
     assert plain == []
-    fused = kb.retrieve(
+    fused = kb.search(
         "zzz unrelated words", {"search_type": "full_text", "query_rewrite": "multi_query"}
     )
     assert fused[0].chunk.doc_id == "deploy.md"
 
 
 def test_llm_rerank_reorders(kb: KnowledgeBase) -> None:
-    first = kb.retrieve("bearer token API key", {"top_k": 3})
+    first = kb.search("bearer token API key", top_k=3)
     assert first[0].chunk.doc_id == "auth.md"
-    reranked = kb.retrieve("bearer token API key", {"top_k": 3, "rerank": "llm"})
+    reranked = kb.search("bearer token API key", top_k=3, rerank="llm")
     assert reranked[0].chunk.doc_id == "logs.md"
 
 
@@ -87,20 +88,20 @@ def test_cross_encoder_without_a_directory_fails_before_searching(
 ) -> None:
     monkeypatch.delenv("CITEWISE_RERANKER_DIR", raising=False)
     with pytest.raises(ConfigurationError, match="CITEWISE_RERANKER_DIR"):
-        kb.retrieve("anything", {"rerank": "cross_encoder"})
+        kb.search("anything", rerank="cross_encoder")
 
 
 def test_llm_options_without_a_model_are_clear_errors(make_kb: MakeKB) -> None:
     bare = make_kb("bare")
     bare.add_documents([upload("a.md", FILES[0][1])])
     with pytest.raises(ConfigurationError, match="rerank=llm needs a chat model"):
-        bare.retrieve("bearer", {"rerank": "llm"})
+        bare.search("bearer", rerank="llm")
 
 
 def test_context_window_appends_neighbours_of_the_same_section(kb: KnowledgeBase) -> None:
-    [hit] = kb.retrieve("pool size defaults to four", {"top_k": 1, "search_type": "full_text"})
+    [hit] = kb.search("pool size defaults to four", top_k=1, search_type="full_text")
     assert hit.chunk.text.count("Tuning") == 1
-    [wide] = kb.retrieve(
+    [wide] = kb.search(
         "pool size defaults to four", {"top_k": 1, "search_type": "full_text", "context_window": 1}
     )
     assert wide.chunk.chunk_id == hit.chunk.chunk_id
@@ -112,12 +113,12 @@ def test_expand_joins_chunks_of_one_section(kb: KnowledgeBase, make_kb: MakeKB) 
     long = make_kb("long", parent_chars=200)
     body = "\n\n".join(f"Sentence number {i} about the pool size and queue." for i in range(12))
     long.add_documents([upload("t.md", f"# Pool\n\n{body}\n\n# Other\n\nUnrelated text.")])
-    hits = long.retrieve("Sentence number 5", {"search_type": "full_text", "top_k": 1})
-    [wide] = expand_hits(long.store, long.name, hits, 1)
+    hits = long.search("Sentence number 5", search_type="full_text", top_k=1)
+    [wide] = expand_hits(long.store, hits, 1)
     assert wide.chunk.text.startswith("Pool\n\n") and wide.chunk.text.count("Pool\n\n") == 1
     assert len(wide.chunk.text) > len(hits[0].chunk.text)
     assert "Unrelated" not in wide.chunk.text
-    assert expand_hits(long.store, long.name, hits, 0) == hits
+    assert expand_hits(long.store, hits, 0) == hits
 
 
 def test_joined_text_keeps_the_heading_once() -> None:
@@ -132,15 +133,11 @@ def test_joined_text_keeps_the_heading_once() -> None:
 
 
 def test_knowledge_base_defaults_apply(make_kb: MakeKB) -> None:
-    from citewise.kbconfig import KBConfig
-    from citewise.retrieval.options import RetrievalOptions
-
-    kb = make_kb("defaults")
+    kb = make_kb("defaults", defaults=SearchOptions(top_k=1, search_type="full_text"))
     kb.add_documents([upload(name, text) for name, text in FILES])
-    config = KBConfig(
-        embedder="minilm", defaults=RetrievalOptions(top_k=1, search_type="full_text")
-    )
-    kb.store.set_meta(kb.name, config.to_meta())
-    hits = kb.retrieve("request id")
+    hits = kb.search("request id")
     assert len(hits) == 1 and hits[0].rankers == ("keyword",)
-    assert len(kb.retrieve("request id", {"top_k": 3})) > 1
+    assert len(kb.search("request id", top_k=3)) > 1
+    # Keyword overrides apply over the options given, which apply over the defaults.
+    assert len(kb.search("request id", SearchOptions(top_k=3), top_k=2)) == 2
+    assert len(kb.search("request id", {"top_k": 3})) > 1

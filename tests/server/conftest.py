@@ -12,7 +12,7 @@ from openai import OpenAI
 
 from citewise.config import Settings
 from citewise.errors import ModelError
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 from citewise.testing import ScriptedCall, ScriptedChatModel, script

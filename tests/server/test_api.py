@@ -12,6 +12,7 @@ from openai import OpenAI
 from openai.types.responses import ResponseFailedEvent
 
 from citewise.config import Settings
+from citewise.kb import SearchOptions
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 
@@ -29,11 +30,19 @@ def test_models_list_both_workflows_with_their_settings(
         extra = model.model_extra or {}
         assert extra["description"]
         settings = extra["citewise_settings"]
-        assert settings["defaults"] == {"scope": "all", "bm25": True, "k": 10, "kb": "lgos"}
+        # The search options, with the default knowledge base's own defaults.
+        assert settings["defaults"] == {
+            **SearchOptions().model_dump(mode="json"),
+            "scope": "all",
+            "kb": "lgos",
+        }
         properties = settings["schema"]["properties"]
+        assert set(properties) == {*SearchOptions.model_fields, "kb"}
         assert properties["scope"]["enum"] == list(lgos_scopes)
         assert properties["kb"]["enum"] == ["lgos"]
-        assert properties["k"]["maximum"] == 50
+        assert properties["top_k"]["maximum"] == 100 and properties["top_k"]["default"] == 10
+        assert properties["search_type"]["enum"] == ["hybrid", "vector", "full_text"]
+        assert all(p["description"] for p in properties.values())
     assert extractive.models.retrieve("citewise-agentic").id == "citewise-agentic"
 
 

@@ -69,7 +69,7 @@ def test_extractive_chat_answer_has_annotations(extractive: OpenAI) -> None:
     completion = extractive.chat.completions.create(
         model="citewise-rag",
         messages=[{"role": "user", "content": QUESTION}],
-        metadata=settings_metadata(k=3),
+        metadata=settings_metadata(top_k=3),
     )
     message = completion.choices[0].message
     assert message.content is not None and message.content.startswith("*Extractive answer")

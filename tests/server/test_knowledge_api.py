@@ -14,6 +14,7 @@ from citewise.config import Settings
 from citewise.limits import MAX_FILE_BYTES
 from citewise.server.errors import install_error_handlers
 from citewise.server.knowledge import router
+from citewise.server.runtime import Runtime, ServerOptions
 from citewise.server.testing import running
 
 ADMIN = {"Authorization": "Bearer admin-secret"}
@@ -29,9 +30,9 @@ def api(tmp_path: Path) -> Iterator[httpx.Client]:
     app.include_router(router)
     app.state.admin_keys = frozenset({"admin-secret"})
     app.state.api_keys = frozenset({"user-key"})
-    from citewise.server import knowledge
-
-    app.state.knowledge_api = knowledge._Context(Settings(home=tmp_path), None)
+    app.state.runtime = Runtime(
+        Settings(home=tmp_path), ServerOptions(), model_factory=lambda: None
+    )
     with running(app) as url, httpx.Client(base_url=url, headers=ADMIN, timeout=60) as client:
         yield client
 
@@ -142,3 +143,24 @@ def test_search_option_errors(api: httpx.Client) -> None:
     assert bad.status_code == 400 and error(bad)["param"] == "search_type"
     no_model = api.post(url, json={"query": "x", "query_rewrite": "hyde"})
     assert no_model.status_code == 400 and "needs a chat model" in error(no_model)["message"]
+    too_many = api.post(url, json={"query": "x", "top_k": 1000})
+    assert too_many.status_code == 400 and error(too_many)["param"] == "top_k"
+    old_name = api.post(url, json={"query": "x", "k": 3})
+    assert old_name.status_code == 400 and error(old_name)["param"] == "k"
+
+
+def test_search_scopes_are_checked_against_the_knowledge_base(api: httpx.Client) -> None:
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    for scope, name in (("guides", "keys.md"), ("notes", "notes.txt")):
+        api.post(
+            "/v1/knowledge-bases/docs/documents",
+            files=[("files", (name, GUIDE.encode(), "text/markdown"))],
+            data={"scope": scope},
+        )
+    url = "/v1/knowledge-bases/docs/search"
+    found = api.post(url, json={"query": "bearer token", "scope": "notes"}).json()
+    assert {hit["doc_id"] for hit in found["data"]} == {"notes.txt"}
+    assert found["options"]["scope"] == "notes" and found["options"]["top_k"] == 10
+    unknown = api.post(url, json={"query": "bearer token", "scope": "nowhere"})
+    assert unknown.status_code == 400 and error(unknown)["param"] == "scope"
+    assert "unknown scope 'nowhere'" in error(unknown)["message"]

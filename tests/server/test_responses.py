@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import openai
@@ -178,11 +179,11 @@ def test_history_comes_from_input_items_and_commentary_is_dropped(
     assert plan.last == "And how do I secure it?"
 
 
-def test_scope_k_and_bm25_settings_reach_the_search(
+def test_scope_top_k_and_search_type_settings_reach_the_search(
     extractive: OpenAI, lgos_scopes: tuple[str, ...]
 ) -> None:
     scope = next(s for s in lgos_scopes if s != "all")
-    metadata = settings_metadata(scope=scope, k=2, bm25=False)
+    metadata = settings_metadata(scope=scope, top_k=2, search_type="vector")
     response = extractive.responses.create(model="citewise-rag", input=QUESTION, metadata=metadata)
     annotations = response.output[0].content[0].annotations  # type: ignore[union-attr]
     assert 1 <= len({a.url for a in annotations}) <= 2  # type: ignore[union-attr]
@@ -192,14 +193,37 @@ def test_scope_k_and_bm25_settings_reach_the_search(
     assert status.delta == f"Searching the {scope} docs: {QUESTION}"
 
 
+def test_the_old_k_and_bm25_settings_still_work_with_a_warning(
+    extractive: OpenAI, lgos_scopes: tuple[str, ...], caplog: pytest.LogCaptureFixture
+) -> None:
+    scope = next(s for s in lgos_scopes if s != "all")
+
+    def cited(**values: Any) -> list[str]:
+        metadata = settings_metadata(scope=scope, **values)
+        response = extractive.responses.create(
+            model="citewise-rag", input=QUESTION, metadata=metadata
+        )
+        return [a.url for a in response.output[0].content[0].annotations]  # type: ignore[union-attr]
+
+    with caplog.at_level(logging.WARNING, logger="citewise.server.requests"):
+        old = cited(k=2, bm25=False)
+    assert old == cited(top_k=2, search_type="vector")
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert "'k' is deprecated" in warned and "'bm25' is deprecated" in warned
+
+
 @pytest.mark.parametrize(
     ("values", "field"),
     [
         ({"scope": "no-such-part"}, "scope"),
         ({"kb": "missing"}, "kb"),
+        ({"top_k": 0}, "top_k"),
+        ({"top_k": "many"}, "top_k"),
+        ({"search_type": "semantic"}, "search_type"),
+        ({"context_window": 99}, "context_window"),
         ({"k": 0}, "k"),
-        ({"k": "many"}, "k"),
         ({"bm25": "maybe"}, "bm25"),
+        ({"mode": "keyword"}, "mode"),
         ({"colour": "red"}, "colour"),
     ],
 )

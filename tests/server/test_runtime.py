@@ -1,4 +1,4 @@
-"""Server options from the environment and the knowledge bases a server answers from."""
+"""Server options from the environment and the one library of knowledge bases a server uses."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from citewise.config import Settings
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.knowledge import KnowledgeBase
-from citewise.server.runtime import KnowledgeBases, ServerOptions
+from citewise.kb import KnowledgeBase, SearchOptions
+from citewise.server.runtime import Runtime, ServerOptions
 
 
 def test_options_from_the_environment() -> None:
@@ -46,21 +46,28 @@ class FakeRelease:
         return self.kb
 
 
-def test_a_release_is_the_default_and_is_built_by_the_first_request(
-    lgos_home: Path, lgos_kb: KnowledgeBase
-) -> None:
-    release = FakeRelease(lgos_kb)
-    kbs = KnowledgeBases(Settings(home=lgos_home), release=release)  # type: ignore[arg-type]
-    assert kbs.scopes() == ("all",)  # listing settings never fetches a release
+def test_a_release_is_the_default_and_is_built_by_the_first_request(lgos_home: Path) -> None:
+    runtime = Runtime(Settings(home=lgos_home), ServerOptions(), model_factory=lambda: None)
+    lgos = runtime.library.open("lgos")
+    release = FakeRelease(lgos)
+    runtime.release = release  # type: ignore[assignment]
+    # Listing settings never fetches a release.
+    assert runtime.scopes() == ("all",) and runtime.defaults() == SearchOptions()
     assert release.builds == 0
-    assert kbs.get() is lgos_kb and release.ready
-    assert kbs.default_name == "lgos" and kbs.get("lgos") is lgos_kb
-    assert kbs.scopes() == lgos_kb.scopes
+    assert runtime.kb() is lgos and release.ready
+    assert runtime.default_name == "lgos" and runtime.kb("lgos") is lgos
+    assert runtime.scopes() == lgos.scopes
+
+
+def test_one_library_opens_each_knowledge_base_once(lgos_home: Path) -> None:
+    runtime = Runtime(Settings(home=lgos_home), ServerOptions(kb="lgos"))
+    assert runtime.kb() is runtime.kb("lgos") is runtime.library.get("lgos")
+    assert runtime.names() == ["lgos"]
+    assert runtime.defaults() == runtime.kb().config.defaults
 
 
 def test_unknown_knowledge_bases_are_named_in_the_error(lgos_home: Path) -> None:
-    kbs = KnowledgeBases(Settings(home=lgos_home), default="lgos")
-    assert kbs.get() is kbs.get("lgos")  # opened once, embedder loaded once
-    assert kbs.names() == ["lgos"]
+    runtime = Runtime(Settings(home=lgos_home), ServerOptions(kb="lgos"))
     with pytest.raises(KnowledgeBaseError, match="unknown knowledge base 'nope'.*lgos"):
-        kbs.get("nope")
+        runtime.kb("nope")
+    assert runtime.scopes("nope") == ("all",)

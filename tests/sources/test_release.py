@@ -13,7 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citewise.cli import main
 from citewise.config import Settings
 from citewise.errors import (
     DocsFolderMissingError,
@@ -21,16 +20,11 @@ from citewise.errors import (
     ReleaseNotFoundError,
     UnsafeArchiveError,
 )
+from citewise.kb import KnowledgeBase, Library
+from citewise.kb.releases import ReleaseIndex, index_release
 from citewise.sources.archive import ExtractLimits
 from citewise.sources.nav import ScopeRule
-from citewise.sources.release import (
-    FetchLimits,
-    ReleaseIndex,
-    ReleaseSpec,
-    fetch_release,
-    index_release,
-    release_kb_name,
-)
+from citewise.sources.release import FetchLimits, ReleaseSpec, fetch_release, release_kb_name
 
 from ..conftest import LGOS, LGOS_SITE, require
 from .conftest import LocalSite, folder_members, tar_gz, versions_json, widget_archive
@@ -50,6 +44,8 @@ def no_network() -> httpx.Client:
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
+    from citewise.cli import main
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
@@ -111,10 +107,8 @@ def test_cli_indexes_the_release_and_records_it(lgos_release: LgosRelease) -> No
         "/versions.json",
         f"/{LGOS_REPO}/archive/refs/tags/v0.12.0.tar.gz",
     ]
-    from citewise.knowledge import KnowledgeBase
-
     kb = KnowledgeBase(LGOS_KB, settings=Settings(home=lgos_release.home))
-    meta = kb.store.get_meta(LGOS_KB)
+    meta = kb.meta()
     assert (meta["release"], meta["release_repo"]) == ("0.12.0", LGOS_REPO)
     assert kb.scopes == ("all", "demo", "explanation", "how-to-guides", "library", "tutorials")
 
@@ -151,8 +145,8 @@ def test_a_second_run_makes_no_request_and_embeds_nothing(lgos_release: LgosRele
         archive_url="http://127.0.0.1:9/unused.tar.gz",
         scope_rule=ScopeRule(separate=("demo",)),
     )
-    settings = Settings(home=lgos_release.home)
-    result = index_release(spec, settings, client=no_network())
+    library = Library(Settings(home=lgos_release.home))
+    result = index_release(spec, library, client=no_network())
     assert result.release.requests == 0
     assert result.report.chunks_embedded == 0 and len(result.report.unchanged) == 24
 
@@ -340,7 +334,7 @@ def test_release_index_builds_once_and_retries_after_a_failure(
     widgets: LocalSite, settings: Settings
 ) -> None:
     archive = widgets.files.pop("/widgets/widgets/archive/refs/tags/v1.0.0.tar.gz")
-    index = ReleaseIndex(spec_for(widgets, "1.0.0"), settings)
+    index = ReleaseIndex(spec_for(widgets, "1.0.0"), Library(settings))
     with pytest.raises(ReleaseNotFoundError):
         index.get()
     assert not index.ready and index.release is None
@@ -359,4 +353,5 @@ def test_release_index_builds_once_and_retries_after_a_failure(
     # The second attempt resolves from the cached versions.json and fetches only the archive.
     assert widgets.requests.count("/versions.json") == 1
     assert widgets.requests.count("/widgets/widgets/archive/refs/tags/v1.0.0.tar.gz") == 2
-    assert kb.search("pip install", k=1)[0].url == "https://widgets.example/1.0.0/guide/install/"
+    (hit,) = kb.search("pip install", top_k=1)
+    assert hit.url == "https://widgets.example/1.0.0/guide/install/"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from citewise.embedding import e5, minilm, remote  # noqa: F401  (importing registers them)
 from citewise.embedding.base import (
     Embedder,
     Vectors,

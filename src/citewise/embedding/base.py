@@ -8,6 +8,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from citewise.registry import Registry
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -42,23 +44,25 @@ def l2_normalise(vectors: npt.ArrayLike) -> Vectors:
 
 
 EmbedderFactory = Callable[..., Embedder]
-_REGISTRY: dict[str, EmbedderFactory] = {}
+EMBEDDERS: Registry[EmbedderFactory] = Registry(
+    "embedder",
+    {
+        "minilm": "citewise.embedding.minilm:MiniLMEmbedder",
+        "e5": "citewise.embedding.e5:E5Embedder",
+        "openai": "citewise.embedding.remote:OpenAIEmbedder",
+    },
+)
 
 
-def register_embedder(name: str, factory: EmbedderFactory) -> None:
-    """Make an embedder available under ``name`` (built-ins register the same way)."""
-    _REGISTRY[name] = factory
+def register_embedder(name: str, factory: EmbedderFactory | str) -> None:
+    """Make an embedder available under ``name`` (a factory, or ``"module:attribute"``)."""
+    EMBEDDERS.register(name, factory)
 
 
 def embedder_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return EMBEDDERS.names()
 
 
 def get_embedder_factory(name: str) -> EmbedderFactory:
-    from citewise.errors import ConfigurationError
-
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(embedder_names())
-        raise ConfigurationError(f"unknown embedder {name!r} (known: {known})") from None
+    """The factory registered as ``name`` (ConfigurationError naming the known ones)."""
+    return EMBEDDERS.get(name)

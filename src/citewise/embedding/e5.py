@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from citewise.embedding.base import Vectors, l2_normalise, register_embedder
+from citewise.embedding.base import Vectors, l2_normalise
 from citewise.errors import EmbeddingError, MissingExtraError
 
 DIM = 384
@@ -78,6 +78,3 @@ class E5Embedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self._encode([text], is_query=True).reshape(DIM)
-
-
-register_embedder("e5", E5Embedder)

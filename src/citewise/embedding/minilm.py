@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from citewise.embedding.base import Vectors, l2_normalise, register_embedder
+from citewise.embedding.base import Vectors, l2_normalise
 from citewise.errors import EmbeddingError
 
 VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
@@ -162,6 +162,3 @@ class MiniLMEmbedder:
         else:
             pooled = result
         return l2_normalise(pooled)
-
-
-register_embedder("minilm", MiniLMEmbedder)

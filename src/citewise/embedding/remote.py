@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from citewise.embedding.base import Vectors, l2_normalise, register_embedder
+from citewise.embedding.base import Vectors, l2_normalise
 from citewise.errors import ConfigurationError, EmbeddingError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -180,6 +180,3 @@ def _retry_after(response: httpx.Response) -> float:
         return min(max(float(value), 0.0), _MAX_RETRY_AFTER)
     except ValueError:
         return 0.0
-
-
-register_embedder("openai", OpenAIEmbedder)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from citewise.config import RequestSettings
 from citewise.evaluation.cases import Case
 from citewise.evaluation.retrieval import first_answering_rank, recall_and_mrr
 from citewise.models import Answer
@@ -18,7 +17,7 @@ from citewise.models import Answer
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from citewise.graph.state import Retriever
+    from citewise.kb import KnowledgeBase
 
 REPLY_RUBRICS = {
     "clarify": "asks the user one clarifying question about what they mean",
@@ -114,25 +113,21 @@ async def judge_reply(judge: BaseChatModel, case: Case, answer: Answer) -> Verdi
 
 async def evaluate_assistant(
     cases: Sequence[Case],
-    retriever: Retriever,
-    model: BaseChatModel,
+    kb: KnowledgeBase,
     *,
     judge: BaseChatModel | None = None,
     workflow: str = "citewise-rag",
     runs: int = 1,
 ) -> list[CaseOutcome]:
-    """Run every case ``runs`` times through the workflow; check each run, judge the first."""
-    from citewise.answering import aanswer
-
+    """Run every case ``runs`` times through the workflow with ``kb``'s chat model (see
+    ``KnowledgeBase.with_model``); check each run, judge the first."""
     outcomes = []
     for case in cases:
         outcome = CaseOutcome(case)
-        settings = RequestSettings(scope=str(case.settings.get("scope", "all")))
+        scope = str(case.settings.get("scope", "all"))
         for _ in range(runs):
             started = time.perf_counter()
-            answer = await aanswer(
-                list(case.messages), retriever, model, settings=settings, workflow=workflow
-            )
+            answer = await kb.aask(list(case.messages), scope=scope, workflow=workflow)
             outcome.latencies.append(time.perf_counter() - started)
             outcome.answers.append(answer)
             for failure in structural_failures(case, answer):

@@ -28,13 +28,17 @@ from citewise.evaluation.retrieval import (
     first_answering_rank,
     results_json,
 )
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 from citewise.models import Hit
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 COLUMNS = [*(f"recall@{k}" for k in RECALL_KS), "mrr"]
+
+
+# The modes' names in reports (kept from earlier reports) → the search type each measures.
+SEARCH_TYPES = {"keyword": "full_text"}
 
 
 @dataclass
@@ -53,7 +57,7 @@ def _provenance(
         "cases_sha256": file_sha256(cases_path),
         "cases": len(cases),
         "kb": kb.name,
-        "index": kb.store.get_meta(kb.name),
+        "index": kb.meta(),
         "model": model,
         "git_commit": git_commit(),
         "command": shlex.join(sys.argv),
@@ -86,7 +90,7 @@ def run_retrieval_eval(
     cases = load_cases(cases_path)
 
     def search(query: str, mode: str, scope: str | None) -> list[Hit]:
-        return kb.search(query, k=10, mode=mode, scope=scope)
+        return kb.search(query, top_k=10, search_type=SEARCH_TYPES.get(mode, mode), scope=scope)
 
     by_mode = evaluate_retrieval(cases, search, modes=modes, runs=runs)
     results: dict[str, Any] = {
@@ -120,7 +124,7 @@ async def _planner_run(
             continue
         started = time.perf_counter()
         queries = await planned_queries(model, case)
-        hits = merge_hits([kb.search(q, k=10, scope=case.scope) for q in queries])
+        hits = merge_hits([kb.search(q, top_k=10, scope=case.scope) for q in queries])
         latencies[case.id] = [time.perf_counter() - started]
         for index, pages in enumerate(case.parts):
             parts.append(PartOutcome(case.id, index, pages, [first_answering_rank(hits, pages)]))
@@ -140,7 +144,7 @@ def run_assistant_eval(
     """Run every case through the answer workflow and check it (and judge it, with a judge)."""
     cases = load_cases(cases_path)
     outcomes = asyncio.run(
-        evaluate_assistant(cases, kb, model, judge=judge, workflow=workflow, runs=runs)
+        evaluate_assistant(cases, kb.with_model(model), judge=judge, workflow=workflow, runs=runs)
     )
     figures = planner_figures(outcomes)
     failed = [o.case.id for o in outcomes if not o.passed]

@@ -23,12 +23,14 @@ from typing import Any
 from citewise.config import Settings
 from citewise.errors import SourceError
 from citewise.evaluation.metrics import evaluate_at
-from citewise.ingest import source_from_bytes
-from citewise.kbconfig import KBConfig
-from citewise.knowledge import KnowledgeBase
-from citewise.llm import chat_model_configured
+from citewise.kb import (
+    IndexStrategy,
+    KBConfig,
+    KnowledgeBase,
+    model_configured,
+    source_from_bytes,
+)
 from citewise.sources import SourceFile
-from citewise.strategies import IndexStrategy
 
 KS = (1, 3, 5)
 # Chunks retrieved per query: enough that five distinct documents survive de-duplication.
@@ -136,7 +138,7 @@ def run_set(
                 )
         ranked: dict[str, list[str]] = {}
         for query in data["queries"]:
-            hits = kb.retrieve(query["query"], {**run.options, "top_k": _DEPTH})
+            hits = kb.search(query["query"], {**run.options, "top_k": _DEPTH})
             ranked[query["id"]] = list(dict.fromkeys(doc_of[h.chunk.doc_id] for h in hits))
         results[run.name] = {k: round(v, 4) for k, v in evaluate_at(ranked, qrels, KS).items()}
     for kb in kbs.values():
@@ -152,7 +154,7 @@ def run_langrag_benchmark(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Measure every configuration on each set with each embedder; a JSON-ready report."""
-    plan, skipped = runs(chat_model_configured(settings))
+    plan, skipped = runs(model_configured(settings))
     report: dict[str, Any] = {"ks": list(KS), "skipped": skipped, "sets": {}}
     for path in paths:
         data = load_set(path)

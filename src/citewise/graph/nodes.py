@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from citewise.config import RequestSettings
 from citewise.errors import ModelError
 from citewise.graph.citations import find_citations
 from citewise.graph.events import TextDelta
@@ -24,6 +23,7 @@ from citewise.graph.prompts import (
 from citewise.graph.state import Deps, GraphState, Update, emit_status
 from citewise.llm import astructured
 from citewise.models import Answer, Hit
+from citewise.options import SearchOptions
 
 PLAN_TAG = "citewise:plan"
 ANSWER_TAG = "citewise:answer"
@@ -33,9 +33,9 @@ WRITING = "Writing the answer"
 log = logging.getLogger(__name__)
 
 
-def search_status(query: str, settings: RequestSettings) -> str:
+def search_status(query: str, options: SearchOptions) -> str:
     """``Searching the docs: …``, or ``Searching the <scope> docs: …`` under a scope."""
-    where = f"the {settings.scope} docs" if settings.restricted else "the docs"
+    where = f"the {options.scope} docs" if options.restricted else "the docs"
     return f"Searching {where}: {query}"
 
 
@@ -78,17 +78,10 @@ async def retrieve(state: GraphState, runtime: Runtime[Deps]) -> Update:
     queries = state.get("queries", [])
     if not queries:
         return {}
-    settings = state["settings"]
-    status = [emit_status(search_status(query, settings))[0] for query in queries]
+    options = state["options"]
+    status = [emit_status(search_status(query, options))[0] for query in queries]
     retriever = runtime.context.retriever
-    rankings = await asyncio.gather(
-        *(
-            asyncio.to_thread(
-                retriever.search, query, k=settings.k, mode=settings.mode, scope=settings.scope
-            )
-            for query in queries
-        )
-    )
+    rankings = await asyncio.gather(*(retriever.asearch(query, options) for query in queries))
     return {"hits": merge_hits(rankings), "status": status}
 
 
@@ -98,7 +91,7 @@ async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
     hits = state.get("hits", [])
     usable = hits if state.get("relevant", True) else []
     searched = bool(state.get("queries")) or state.get("rewrites", 0) > 0
-    messages, _ = answer_messages(state["messages"], usable, state["settings"], searched=searched)
+    messages, _ = answer_messages(state["messages"], usable, state["options"], searched=searched)
     write = get_stream_writer()
     pieces: list[str] = []
     async for chunk in runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}):

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from citewise.config import RequestSettings
 from citewise.models import Hit
+from citewise.options import SearchOptions
 
 MAX_QUERIES = 3
 MAX_QUERY_CHARS = 200
@@ -170,7 +170,7 @@ def plan_messages(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
 def answer_messages(
     messages: Sequence[AnyMessage],
     hits: Sequence[Hit],
-    settings: RequestSettings,
+    options: SearchOptions,
     *,
     searched: bool,
 ) -> tuple[list[BaseMessage], list[Hit]]:
@@ -183,12 +183,12 @@ def answer_messages(
     used: list[Hit] = []
     if hits:
         situation = SITUATION_SECTIONS
-        if settings.restricted:
-            situation += " " + SITUATION_SECTIONS_IN_SCOPE.format(scope=settings.scope)
+        if options.restricted:
+            situation += " " + SITUATION_SECTIONS_IN_SCOPE.format(scope=options.scope)
         documentation, used = format_sections(hits)
         final = f"{documentation}\n\n{last}"
-    elif searched and settings.restricted:
-        situation = SITUATION_NOT_FOUND_IN_SCOPE.format(scope=settings.scope)
+    elif searched and options.restricted:
+        situation = SITUATION_NOT_FOUND_IN_SCOPE.format(scope=options.scope)
         final = last
     else:
         situation = SITUATION_NOT_FOUND if searched else SITUATION_NO_SEARCH

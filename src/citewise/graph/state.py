@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Protocol, Required, TypedDict
+from typing import Annotated, Required, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
 from langgraph.config import get_stream_writer
 
-from citewise.config import RequestSettings
 from citewise.graph.events import Status
-from citewise.models import Answer, Hit
+from citewise.models import Answer, Hit, Retriever
+from citewise.options import SearchOptions
 
 MAX_REWRITES = 1
 """The agentic workflow rewrites its search at most this many times."""
-
-
-class Retriever(Protocol):
-    """Anything that searches the docs like ``KnowledgeBase.search``."""
-
-    def search(
-        self, query: str, *, k: int = 10, mode: str = "hybrid", scope: str | None = None
-    ) -> list[Hit]: ...
 
 
 @dataclass(frozen=True)
@@ -54,10 +46,11 @@ class Update(TypedDict, total=False):
 
 
 class GraphState(Update, total=False):
-    """The state of one request: the conversation and its settings, then what nodes add."""
+    """The state of one request: the conversation and its search options, then what nodes
+    add."""
 
     messages: Required[list[AnyMessage]]
-    settings: Required[RequestSettings]
+    options: Required[SearchOptions]
 
 
 def emit_status(text: str) -> list[str]:

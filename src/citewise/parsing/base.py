@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
 from typing import Protocol, runtime_checkable
 
 from citewise.models import Section
-from citewise.parsing.docx import DocxParser
-from citewise.parsing.html import HTMLParser
 from citewise.parsing.markdown import parse_markdown
-from citewise.parsing.pdf import PdfParser
-from citewise.parsing.text import CsvParser, TextParser
+from citewise.registry import Registry
 
 __all__ = [
+    "PARSERS",
     "BinaryParser",
-    "CsvParser",
-    "DocxParser",
-    "HTMLParser",
     "MarkdownParser",
     "Parser",
-    "PdfParser",
-    "TextParser",
     "binary_parser",
     "binary_suffixes",
     "parser_for",
@@ -70,7 +63,22 @@ class MarkdownParser:
         return parse_markdown(text, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
 
 
-_PARSERS: dict[str, Parser] = {}
+# Suffix → the parser class for it (made once, on first use).
+PARSERS: Registry[Callable[[], Parser]] = Registry(
+    "parser",
+    {
+        ".md": "citewise.parsing.base:MarkdownParser",
+        ".markdown": "citewise.parsing.base:MarkdownParser",
+        ".html": "citewise.parsing.html:HTMLParser",
+        ".htm": "citewise.parsing.html:HTMLParser",
+        ".pdf": "citewise.parsing.pdf:PdfParser",
+        ".docx": "citewise.parsing.docx:DocxParser",
+        ".txt": "citewise.parsing.text:TextParser",
+        ".csv": "citewise.parsing.text:CsvParser",
+        ".tsv": "citewise.parsing.text:CsvParser",
+    },
+)
+_INSTANCES: dict[str, Parser] = {}
 
 
 def _normalise(suffix: str) -> str:
@@ -78,31 +86,45 @@ def _normalise(suffix: str) -> str:
     return suffix if suffix.startswith(".") else f".{suffix}"
 
 
-def register_parser(suffixes: str | Iterable[str], parser: Parser) -> None:
-    """Use ``parser`` for files ending in any of ``suffixes`` (``".md"`` or ``"md"``)."""
+def register_parser(suffixes: str | Iterable[str], parser: Parser | str) -> None:
+    """Use ``parser`` (or the ``"module:Class"`` it names) for files ending in any of
+    ``suffixes`` (``".md"`` or ``"md"``)."""
     for suffix in [suffixes] if isinstance(suffixes, str) else suffixes:
-        _PARSERS[_normalise(suffix)] = parser
+        key = _normalise(suffix)
+        _INSTANCES.pop(key, None)
+        if isinstance(parser, str):
+            PARSERS.register(key, parser)
+        else:
+            PARSERS.register(key, _given(parser))
+
+
+def _given(parser: Parser) -> Callable[[], Parser]:
+    return lambda: parser
 
 
 def parser_for(path: str | PurePath) -> Parser | None:
     """The parser registered for ``path``'s suffix (case-insensitive), or None."""
     suffix = PurePath(path).suffix
-    return _PARSERS.get(_normalise(suffix)) if suffix else None
+    return _parser(_normalise(suffix)) if suffix else None
+
+
+def _parser(key: str) -> Parser | None:
+    if key not in _INSTANCES:
+        if key not in PARSERS.names():
+            return None
+        _INSTANCES[key] = PARSERS.get(key)()
+    return _INSTANCES[key]
 
 
 def supported_suffixes() -> frozenset[str]:
     """Every suffix with a registered parser, lowercase with its dot (``".md"``)."""
-    return frozenset(_PARSERS)
+    return frozenset(PARSERS.names())
 
 
 def binary_suffixes() -> frozenset[str]:
     """The suffixes whose parser reads bytes rather than text (``".pdf"``, ``".docx"``)."""
-    return frozenset(suffix for suffix, p in _PARSERS.items() if binary_parser(p) is not None)
-
-
-register_parser((".md", ".markdown"), MarkdownParser())
-register_parser((".html", ".htm"), HTMLParser())
-register_parser(".pdf", PdfParser())
-register_parser(".docx", DocxParser())
-register_parser(".txt", TextParser())
-register_parser((".csv", ".tsv"), CsvParser())
+    return frozenset(
+        suffix
+        for suffix in supported_suffixes()
+        if (parser := _parser(suffix)) is not None and binary_parser(parser) is not None
+    )

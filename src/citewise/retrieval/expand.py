@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from citewise.models import Chunk, Hit
-from citewise.store.base import Store
+from citewise.store.base import KBStore
 
 
-def expand_hits(store: Store, kb: str, hits: Sequence[Hit], n: int) -> list[Hit]:
+def expand_hits(store: KBStore, hits: Sequence[Hit], n: int) -> list[Hit]:
     """``hits`` with up to ``n`` chunks either side appended, in document order.
 
     Only chunks of the hit's own section join (a window never crosses a heading), and the
@@ -22,7 +22,7 @@ def expand_hits(store: Store, kb: str, hits: Sequence[Hit], n: int) -> list[Hit]
     for hit in hits:
         window = [
             chunk
-            for chunk in store.neighbours(kb, hit.chunk.chunk_id, n)
+            for chunk in store.neighbours(hit.chunk.chunk_id, n)
             if chunk.section_index == hit.chunk.section_index
         ]
         if len(window) > 1:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from citewise.embedding.base import Embedder
-from citewise.models import Chunk, Hit
+from citewise.models import Chunk, Hit, SearchFilter
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
-from citewise.store.base import SearchFilter, Store
+from citewise.store.base import KBStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
@@ -51,9 +51,8 @@ def _fuse(
 
 
 def search(
-    store: Store,
+    store: KBStore,
     embedder: Embedder | None,
-    kb: str,
     query: str,
     *,
     k: int = 10,
@@ -83,10 +82,10 @@ def search(
         if embedder is None:
             raise ValueError(f"{mode} search needs an embedder")
         vector = embedder.embed_query(query)
-        dense = [Hit(c, s, ("dense",)) for c, s in store.dense(kb, vector, n, filter)]
+        dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
         if mode == "vector":
             return dense[:k]
-    keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(kb, query, n, filter)]
+    keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(query, n, filter)]
     if mode == "keyword":
         return keyword[:k]
     if keyword and keyword[0].score > 0:
@@ -96,9 +95,8 @@ def search(
 
 
 def search_many(
-    store: Store,
+    store: KBStore,
     embedder: Embedder | None,
-    kb: str,
     queries: Sequence[str],
     *,
     k: int = 10,
@@ -118,7 +116,7 @@ def search_many(
 
     def one(query: str, n: int) -> list[Hit]:
         return search(
-            store, embedder, kb, query, k=n, mode=mode, filter=filter, candidates=candidates,
+            store, embedder, query, k=n, mode=mode, filter=filter, candidates=candidates,
             keyword_cutoff=keyword_cutoff, rrf_k=rrf_k,
         )  # fmt: skip
 

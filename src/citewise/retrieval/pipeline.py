@@ -6,25 +6,23 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from citewise.embedding.base import Embedder
-from citewise.errors import ConfigurationError
 from citewise.models import Hit
+from citewise.options import SearchOptions
 from citewise.retrieval.expand import expand_hits
 from citewise.retrieval.hybrid import search_many
-from citewise.retrieval.options import RetrievalOptions
-from citewise.retrieval.rerank import cross_encoder, rerank_cross_encoder, rerank_llm
+from citewise.retrieval.rerank import make_reranker
 from citewise.retrieval.rewrite import rewrite_query
-from citewise.store.base import Store
+from citewise.store.base import KBStore
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
 async def retrieve(
-    store: Store,
+    store: KBStore,
     embedder: Embedder | None,
-    kb: str,
     query: str,
-    options: RetrievalOptions,
+    options: SearchOptions,
     *,
     model: BaseChatModel | None = None,
 ) -> list[Hit]:
@@ -41,22 +39,15 @@ async def retrieve(
     """
     if not query.strip():
         return []
-    if options.rerank == "llm" and model is None:
-        raise ConfigurationError(
-            "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and CITEWISE_LLM_BASE_URL)"
-        )
-    # Loaded before any search, so a missing model directory fails fast.
-    encoder = cross_encoder() if options.rerank == "cross_encoder" else None
+    # Made before any search, so a missing model (or model directory) fails fast.
+    reranker = make_reranker(options.rerank, model)
     queries = await rewrite_query(query, options.query_rewrite, model)
     depth = max(options.top_k, options.rerank_candidates if options.rerank != "off" else 0)
     hits = await asyncio.to_thread(
-        search_many, store, embedder, kb, queries,
-        k=depth, mode=options.mode, filter=options.search_filter(),
+        search_many, store, embedder, queries,
+        k=depth, mode=options.ranker, filter=options.search_filter(),
     )  # fmt: skip
-    if encoder is not None:
-        hits = await asyncio.to_thread(rerank_cross_encoder, query, hits, encoder)
-    elif options.rerank == "llm":
-        assert model is not None
-        hits = await rerank_llm(query, hits, model)
+    if reranker is not None:
+        hits = await reranker.rank(query, hits)
     hits = hits[: options.top_k]
-    return await asyncio.to_thread(expand_hits, store, kb, hits, options.context_window)
+    return await asyncio.to_thread(expand_hits, store, hits, options.context_window)

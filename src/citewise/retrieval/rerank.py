@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from citewise.errors import ConfigurationError
 from citewise.llm import astructured, at_temperature_zero
 from citewise.models import Hit
+from citewise.registry import Registry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -137,3 +138,51 @@ async def rerank_llm(query: str, hits: Sequence[Hit], model: BaseChatModel) -> l
     ranked = [i - 1 for i in dict.fromkeys(ranking.order) if 1 <= i <= len(hits)]
     rest = [i for i in range(len(hits)) if i not in set(ranked)]
     return [replace(hits[i], score=1.0 / rank) for rank, i in enumerate(ranked + rest, start=1)]
+
+
+class Reranker(Protocol):
+    """The second-stage seam: reorder first-stage hits for a query (best first)."""
+
+    async def rank(self, query: str, hits: Sequence[Hit]) -> list[Hit]: ...
+
+
+class CrossEncoderReranker:
+    """``rerank=cross_encoder``: the local ONNX model in ``$CITEWISE_RERANKER_DIR``."""
+
+    def __init__(self, model: BaseChatModel | None = None) -> None:
+        self.encoder = cross_encoder()  # loaded now, so a missing directory fails fast
+
+    async def rank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        import asyncio
+
+        return await asyncio.to_thread(rerank_cross_encoder, query, hits, self.encoder)
+
+
+class LLMReranker:
+    """``rerank=llm``: the chat model orders the candidates in one listwise call."""
+
+    def __init__(self, model: BaseChatModel | None = None) -> None:
+        if model is None:
+            raise ConfigurationError(
+                "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and CITEWISE_LLM_BASE_URL)"
+            )
+        self.model = model
+
+    async def rank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        return await rerank_llm(query, hits, self.model)
+
+
+RERANKERS: Registry[type[Reranker]] = Registry(
+    "reranker",
+    {
+        "cross_encoder": "citewise.retrieval.rerank:CrossEncoderReranker",
+        "llm": "citewise.retrieval.rerank:LLMReranker",
+    },
+)
+
+
+def make_reranker(name: str, model: BaseChatModel | None) -> Reranker | None:
+    """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model."""
+    if name == "off":
+        return None
+    return RERANKERS.get(name)(model)  # type: ignore[call-arg]

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable
 from importlib.resources import files
-from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse, Response
 
 from citewise import __version__
 from citewise.config import Settings
+from citewise.kb import Library
+from citewise.kb.models import ModelFactory
 from citewise.server import openai
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
 from citewise.server.metrics import Metrics, MetricsMiddleware, metrics_endpoint
 from citewise.server.runtime import Runtime, ServerOptions
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +30,8 @@ def create_app(
     settings: Settings | None = None,
     options: ServerOptions | None = None,
     *,
-    model_factory: Callable[[], BaseChatModel | None] | None = None,
+    model_factory: ModelFactory | None = None,
+    library: Library | None = None,
 ) -> FastAPI:
     """The citewise server.
 
@@ -43,6 +41,8 @@ def create_app(
         model_factory: makes the chat model on first use, instead of the one ``settings``
             configure (None from it: extractive answers). Tests and the load check inject
             a scripted model here.
+        library: the knowledge bases to serve (default: a library of ``settings`` made for
+            this app); every route opens knowledge bases through it.
     """
     settings = settings or Settings.from_env()
     options = options or ServerOptions.from_env()
@@ -52,7 +52,7 @@ def create_app(
         version=__version__,
         summary="Answers questions about a documentation set, citing the sections it used.",
     )
-    app.state.runtime = Runtime(settings, options, model_factory=model_factory)
+    app.state.runtime = Runtime(settings, options, model_factory=model_factory, library=library)
     app.state.metrics = metrics
     app.state.api_keys = options.api_keys
     app.state.admin_keys = options.admin_keys

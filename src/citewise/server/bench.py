@@ -23,9 +23,8 @@ from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
 from citewise.config import Settings
-from citewise.knowledge import KnowledgeBase
 from citewise.server.app import create_app
-from citewise.server.runtime import ServerOptions
+from citewise.server.runtime import Runtime, ServerOptions
 from citewise.server.testing import running
 
 QUESTION = "How do I add API key authentication?"
@@ -117,9 +116,10 @@ def run_serve_benchmark(
     """Measure citewise and the echo under the same load; returns the report."""
     from citewise.testing import ScriptedChatModel, script
 
-    KnowledgeBase(kb, settings=settings).scopes  # noqa: B018  - fail early on an unknown KB
     model = ScriptedChatModel(reply=script(answer=cite_first_section))
     app = create_app(settings, ServerOptions(kb=kb), model_factory=lambda: model)
+    runtime: Runtime = app.state.runtime
+    documents = len(runtime.kb(kb).documents())  # fails early on an unknown knowledge base
     with running(app) as url:
         sample = httpx.post(
             f"{url}/v1/responses",
@@ -158,7 +158,7 @@ def run_serve_benchmark(
             "load_1m_after": round(os.getloadavg()[0], 2),
         },
         "kb": kb,
-        "documents": len(KnowledgeBase(kb, settings=settings).documents()),
+        "documents": documents,
     }
 
 

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from citewise.config import Settings
-from citewise.errors import CitewiseError, KnowledgeBaseError, SourceError, TooLargeError
-from citewise.kbconfig import KBConfig
-from citewise.knowledge import KnowledgeBase
+from citewise.errors import (
+    CitewiseError,
+    ConfigurationError,
+    KnowledgeBaseError,
+    SourceError,
+    TooLargeError,
+)
+from citewise.kb import (
+    DEFAULT_CHILD_CHARS,
+    DEFAULT_QUESTIONS,
+    IndexStrategy,
+    KBConfig,
+    KnowledgeBase,
+    SearchOptions,
+)
 from citewise.limits import MAX_FILE_BYTES, check_file_size
-from citewise.retrieval.options import QueryRewrite, Rerank, RetrievalOptions, SearchType
 from citewise.server.auth import require_admin_key
 from citewise.server.errors import APIError, from_citewise_error
-from citewise.strategies import DEFAULT_CHILD_CHARS, DEFAULT_QUESTIONS, IndexStrategy
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
+from citewise.server.runtime import Runtime, runtime_of
 
 __all__ = ["router"]
 
@@ -44,72 +50,20 @@ class CreateKnowledgeBase(BaseModel):
     child_chars: int = DEFAULT_CHILD_CHARS
     qa_questions: int = DEFAULT_QUESTIONS
     embedder: str | None = None
-    retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions)
+    retrieval: SearchOptions = Field(default_factory=SearchOptions)
     description: str = ""
 
 
-class SearchRequest(BaseModel):
-    """``POST …/search``: a query and options over the knowledge base's defaults."""
-
-    model_config = ConfigDict(extra="forbid")
+class SearchRequest(SearchOptions):
+    """``POST …/search``: a query, and search options over the knowledge base's defaults
+    (the fields of :class:`citewise.kb.SearchOptions`; those left out keep the defaults)."""
 
     query: str = Field(min_length=1)
-    top_k: int | None = None
-    search_type: SearchType | None = None
-    query_rewrite: QueryRewrite | None = None
-    rerank: Rerank | None = None
-    rerank_candidates: int | None = None
-    context_window: int | None = None
-    scope: str | None = None
-    doc_ids: list[str] | None = None
-    page_prefix: str | None = None
 
-
-class _Context:
-    """Settings, the chat model and open knowledge bases (each loads its embedder once)."""
-
-    def __init__(self, settings: Settings, model: BaseChatModel | None) -> None:
-        self.settings = settings
-        self.model = model
-        self._open: dict[str, KnowledgeBase] = {}
-        self._lock = threading.Lock()
-
-    def kb(self, name: str, *, must_exist: bool = True) -> KnowledgeBase:
-        with self._lock:
-            kb = self._open.get(name)
-            if kb is None:
-                kb = KnowledgeBase(name, settings=self.settings, model=self.model)
-                self._open[name] = kb
-        try:
-            exists = kb.exists
-        except CitewiseError as error:  # an invalid name
-            raise from_citewise_error(error, param="name") from None
-        if must_exist and not exists:
-            raise APIError(404, f"no knowledge base {name!r}", code="not_found")
-        return kb
-
-    def forget(self, name: str) -> None:
-        with self._lock:
-            self._open.pop(name, None)
-
-
-_CONTEXT_LOCK = threading.Lock()
-
-
-def _context(request: Request) -> _Context:
-    """The app's context, made on first use: from ``create_app``'s runtime when there is one."""
-    state = request.app.state
-    with _CONTEXT_LOCK:
-        context = getattr(state, "knowledge_api", None)
-        if context is None:
-            runtime = getattr(state, "runtime", None)
-            if runtime is not None:
-                context = _Context(runtime.settings, runtime.model())
-            else:
-                context = _Context(Settings.from_env(), None)
-            state.knowledge_api = context
-    assert isinstance(context, _Context)
-    return context
+    def overrides(self) -> SearchOptions:
+        """The options the request set (only those count as set, so the rest stay defaults)."""
+        values = self.model_dump(include=self.model_fields_set - {"query"})
+        return SearchOptions.model_validate(values)
 
 
 def _api_error(error: CitewiseError) -> APIError:
@@ -120,29 +74,33 @@ def _api_error(error: CitewiseError) -> APIError:
     return from_citewise_error(error)
 
 
+def _open(runtime: Runtime, name: str) -> KnowledgeBase:
+    """The existing knowledge base ``name`` of the server's library (404 otherwise)."""
+    try:
+        return runtime.kb(name)
+    except KnowledgeBaseError:
+        raise APIError(404, f"no knowledge base {name!r}", code="not_found") from None
+
+
 def kb_json(kb: KnowledgeBase) -> dict[str, Any]:
-    documents = kb.documents()
+    described = kb.describe()
     return {
         "id": kb.name,
         "object": "knowledge_base",
-        **kb.config.as_json(),
-        "documents": len(documents),
-        "chunks": len(kb.store.chunk_ids(kb.name)),
+        **{key: value for key, value in described.items() if key != "name"},
     }
 
 
 @router.get("")
 def list_knowledge_bases(request: Request) -> dict[str, Any]:
-    context = _context(request)
-    names = KnowledgeBase("docs", settings=context.settings).store.list_kbs()
-    return {"object": "list", "data": [kb_json(context.kb(name)) for name in names]}
+    library = runtime_of(request).library
+    return {"object": "list", "data": [kb_json(library.open(name)) for name in library.names()]}
 
 
 @router.post("", status_code=201)
 def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[str, Any]:
-    context = _context(request)
-    kb = context.kb(body.name, must_exist=False)
-    if kb.exists:
+    runtime = runtime_of(request)
+    if body.name in runtime.library.names():
         raise APIError(409, f"knowledge base {body.name!r} already exists", code="conflict")
     try:
         strategy = IndexStrategy(
@@ -150,13 +108,16 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
         )
         config = KBConfig(
             strategy=strategy,
-            embedder=body.embedder or context.settings.embedder,
+            embedder=body.embedder or runtime.settings.embedder,
             defaults=body.retrieval,
             description=body.description,
         )
-        KnowledgeBase.create(body.name, config, settings=context.settings, store=kb.store)
+        kb = runtime.library.create(body.name, config)
     except KnowledgeBaseError as error:
-        raise APIError(409, str(error), code="conflict") from None
+        # Created meanwhile by another request (a conflict), or a name the store refuses.
+        if body.name in runtime.library.names():
+            raise APIError(409, str(error), code="conflict") from None
+        raise from_citewise_error(error, param="name") from None
     except CitewiseError as error:
         raise from_citewise_error(error) from None
     return kb_json(kb)
@@ -164,20 +125,18 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
 
 @router.get("/{kb}")
 def get_knowledge_base(kb: str, request: Request) -> dict[str, Any]:
-    return kb_json(_context(request).kb(kb))
+    return kb_json(_open(runtime_of(request), kb))
 
 
 @router.delete("/{kb}")
 def delete_knowledge_base(kb: str, request: Request) -> dict[str, Any]:
-    context = _context(request)
-    context.kb(kb).drop()
-    context.forget(kb)
+    _open(runtime_of(request), kb).drop()  # also forgets it in the library
     return {"id": kb, "object": "knowledge_base.deleted", "deleted": True}
 
 
 @router.get("/{kb}/documents")
 def list_documents(kb: str, request: Request) -> dict[str, Any]:
-    documents = _context(request).kb(kb).documents()
+    documents = _open(runtime_of(request), kb).documents()
     return {
         "object": "list",
         "data": [{"id": d.doc_id, "object": "document", **asdict(d)} for d in documents],
@@ -192,18 +151,16 @@ async def upload_documents(
     scope: Annotated[str, Form()] = "",
 ) -> JSONResponse:
     """Ingest the files in one write: all of them are stored, or (on any error) none."""
-    knowledge = _context(request).kb(kb)
-    from citewise.ingest import source_from_bytes
-
+    knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
     try:
-        sources = []
+        uploads = []
         for upload in files:
             name = upload.filename or ""
             # One byte past the limit is enough to refuse, without reading a huge upload.
             data = await upload.read(MAX_FILE_BYTES + 1)
             check_file_size(name, len(data))
-            sources.append(source_from_bytes(name, data))
-        report = await asyncio.to_thread(knowledge.add_documents, sources, scope=scope)
+            uploads.append((name, data))
+        report = await asyncio.to_thread(knowledge.add_upload, uploads, scope=scope)
     except CitewiseError as error:
         raise _api_error(error) from None
     return JSONResponse({"object": "ingest_report", **asdict(report)})
@@ -212,7 +169,7 @@ async def upload_documents(
 @router.delete("/{kb}/documents/{doc_id:path}")
 def delete_document(kb: str, doc_id: str, request: Request) -> dict[str, Any]:
     """Delete a document: ``chunks_deleted`` is how many chunks went (0: it was not there)."""
-    count = _context(request).kb(kb).delete_document(doc_id)
+    count = _open(runtime_of(request), kb).delete_document(doc_id)
     return {
         "id": doc_id,
         "object": "document.deleted",
@@ -223,15 +180,21 @@ def delete_document(kb: str, doc_id: str, request: Request) -> dict[str, Any]:
 
 @router.post("/{kb}/search")
 async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, Any]:
-    knowledge = _context(request).kb(kb)
-    overrides = body.model_dump(exclude={"query"}, exclude_none=True)
+    """The best-matching sections, under the knowledge base's search defaults overridden by
+    the request's options; ``options`` is what the search used."""
+    knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
+    overrides = body.overrides()
     try:
-        options = await asyncio.to_thread(lambda: knowledge.config.defaults.merged(overrides))
-        hits = await knowledge.aretrieve(body.query, overrides)
+        options = await asyncio.to_thread(knowledge.resolve, overrides)
+    except ConfigurationError as error:
+        # The values are valid already: what resolving checks is the scope against the KB.
+        raise APIError(400, str(error), param="scope", code="invalid_value") from None
+    try:
+        hits = await knowledge.asearch(body.query, options)
     except CitewiseError as error:
         raise _api_error(error) from None
     return {
         "object": "list",
         "data": [hit.as_json() for hit in hits],
-        "options": options.model_dump(),
+        "options": options.model_dump(mode="json"),
     }

@@ -11,10 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from citewise.graph.state import Retriever
-from citewise.models import Hit
-
-__all__ = ["CountingRetriever", "Metrics", "MetricsMiddleware", "metrics_endpoint"]
+__all__ = ["Metrics", "MetricsMiddleware", "metrics_endpoint"]
 
 # Streams last as long as the answer: the buckets reach well past a slow model's minute.
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -53,19 +50,9 @@ class Metrics:
             registry=self.registry,
         )
 
-
-class CountingRetriever:
-    """A knowledge base's ``search`` that counts each call in ``citewise_searches``."""
-
-    def __init__(self, retriever: Retriever, name: str, metrics: Metrics) -> None:
-        self._retriever = retriever
-        self._counter = metrics.searches.labels(kb=name)
-
-    def search(
-        self, query: str, *, k: int = 10, mode: str = "hybrid", scope: str | None = None
-    ) -> list[Hit]:
-        self._counter.inc()
-        return self._retriever.search(query, k=k, mode=mode, scope=scope)
+    def count_search(self, kb: str) -> None:
+        """Count one search of ``kb`` (the ``on_search`` of an answer)."""
+        self.searches.labels(kb=kb).inc()
 
 
 class MetricsMiddleware:

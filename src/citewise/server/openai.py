@@ -11,21 +11,13 @@ from typing import Any, cast
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from citewise.answering import (
-    AGENTIC,
-    RAG,
-    WORKFLOWS,
-    Done,
-    Event,
-    Status,
-    TextDelta,
-    astream_answer,
-)
+from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
+from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, Status, TextDelta
 from citewise.models import Answer
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, from_citewise_error
-from citewise.server.metrics import CountingRetriever, Metrics
+from citewise.server.metrics import Metrics
 from citewise.server.requests import (
     ChatRequest,
     Message,
@@ -37,7 +29,7 @@ from citewise.server.requests import (
     responses_messages,
     settings_schema,
 )
-from citewise.server.runtime import Runtime
+from citewise.server.runtime import Runtime, runtime_of
 from citewise.server.stream import ChatChunks, ResponseEvents, chat_annotations, sse
 
 log = logging.getLogger(__name__)
@@ -58,11 +50,6 @@ DESCRIPTIONS = {
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def _runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
 def _model_card(model: str, runtime: Runtime) -> dict[str, Any]:
     return {
         "id": model,
@@ -70,13 +57,13 @@ def _model_card(model: str, runtime: Runtime) -> dict[str, Any]:
         "created": 0,
         "owned_by": "citewise",
         "description": DESCRIPTIONS[model],
-        "citewise_settings": settings_schema(runtime.kbs),
+        "citewise_settings": settings_schema(runtime),
     }
 
 
 @router.get("/models")
 async def list_models(request: Request) -> dict[str, Any]:
-    runtime = _runtime(request)
+    runtime = runtime_of(request)
     cards = await asyncio.to_thread(lambda: [_model_card(m, runtime) for m in WORKFLOWS])
     return {"object": "list", "data": cards}
 
@@ -84,51 +71,15 @@ async def list_models(request: Request) -> dict[str, Any]:
 @router.get("/models/{model_id}")
 async def get_model(model_id: str, request: Request) -> dict[str, Any]:
     check_model(model_id, WORKFLOWS)
-    runtime = _runtime(request)
+    runtime = runtime_of(request)
     return await asyncio.to_thread(_model_card, model_id, runtime)
 
 
-_END = object()
-_RUNS: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
-
-
-async def _in_own_task(events: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
-    """``events``, produced by a task of its own that closing this generator cancels.
-
-    Starlette cancels a disconnected stream through an anyio cancel scope, which cancels
-    again at every await: LangGraph's cleanup (cancel its node tasks, then wait for them)
-    is cut short and the model's task streams on. A plain asyncio cancel of a separate
-    task lets that cleanup run to the end, so the model is asked for nothing more.
-    """
-    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
-
-    async def pump() -> None:
-        try:
-            async with aclosing(events) as stream:
-                async for event in stream:
-                    await queue.put(event)
-        except Exception as error:  # handed to the consumer and raised there
-            await queue.put(error)
-        else:
-            await queue.put(_END)
-
-    task = asyncio.create_task(pump(), name="citewise-answer")
-    _RUNS.add(task)
-    task.add_done_callback(_RUNS.discard)
-    try:
-        while (item := await queue.get()) is not _END:
-            if isinstance(item, Exception):
-                raise item
-            yield cast(Event, item)
-    finally:
-        task.cancel()
-
-
 class _Run:
-    """One validated request, ready to answer: conversation, knowledge base, settings."""
+    """One validated request, ready to answer: conversation, knowledge base, search options."""
 
     def __init__(self, request: Request, model: str, messages: list[Message], metadata: Any):
-        self.runtime = _runtime(request)
+        self.runtime = runtime_of(request)
         self.metrics: Metrics = request.app.state.metrics
         self.route = request.url.path
         self.model = model
@@ -136,19 +87,17 @@ class _Run:
         self.client = parse_client_settings(metadata)
 
     async def prepare(self) -> None:
-        kb, self.settings = await asyncio.to_thread(resolve, self.runtime.kbs, self.client)
-        self.retriever = CountingRetriever(kb, kb.name, self.metrics)
-        self.chat_model = await asyncio.to_thread(self.runtime.model)
+        """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
+        ``scope``) before the status line goes out."""
+        self.kb, self.options = await asyncio.to_thread(resolve, self.runtime, self.client)
+        # Made once per library; made here, off the event loop, as a local model loads slowly.
+        await asyncio.to_thread(lambda: self.kb.model)
 
     def events(self) -> AsyncGenerator[Event, None]:
-        events = astream_answer(
-            self.messages,
-            self.retriever,
-            self.chat_model,
-            settings=self.settings,
-            workflow=self.model,
+        events = self.kb.astream(
+            self.messages, self.options, workflow=self.model, on_search=self.metrics.count_search
         )
-        return _in_own_task(cast(AsyncGenerator[Event, None], events))
+        return in_own_task(cast(AsyncGenerator[Event, None], events))
 
     async def answer(self) -> Answer:
         """The finished answer (an error raises, and the middleware counts its status)."""
@@ -171,7 +120,7 @@ async def _stream(
     run: _Run, on_event: Callable[[Event], list[str]], on_error: Callable[[APIError], list[str]]
 ) -> AsyncIterator[str]:
     """The SSE text of a run. Starlette cancels this generator when the client disconnects;
-    closing the events cancels the run's task (see ``_in_own_task``)."""
+    closing the events cancels the run's task (see ``in_own_task``)."""
     try:
         async with aclosing(run.events()) as events:
             async for event in events:
@@ -189,7 +138,8 @@ async def create_response(
     check_model(body.model, WORKFLOWS)
     run = _Run(request, body.model, responses_messages(body), body.metadata)
     await run.prepare()
-    builder = ResponseEvents(body.model, body.metadata)
+    with_results = "file_search_call.results" in (body.include or [])
+    builder = ResponseEvents(body.model, body.metadata, with_results=with_results)
     if not body.stream:
         return JSONResponse(builder.final(await run.answer()))
 

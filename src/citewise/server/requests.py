@@ -1,21 +1,27 @@
-"""Request bodies of the OpenAI routes, their conversations and the citewise client settings."""
+"""Request bodies of the OpenAI routes, their conversations and the citewise client settings
+(``metadata.citewise_settings``: the search options of ``citewise.options`` plus ``kb``)."""
 
 from __future__ import annotations
 
 import json
+import logging
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from citewise.config import RequestSettings
-from citewise.errors import KnowledgeBaseError
-from citewise.knowledge import ALL_SCOPES, KnowledgeBase
+from citewise.errors import ConfigurationError, KnowledgeBaseError
+from citewise.kb import ALL_SCOPE, KnowledgeBase, SearchOptions
+from citewise.options import translate_legacy
 from citewise.server.errors import APIError
-from citewise.server.runtime import KnowledgeBases
+from citewise.server.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 SETTINGS_KEY = "citewise_settings"
 SETTINGS_PARAM = f"metadata.{SETTINGS_KEY}"
-MAX_K = 50
 
 Message = dict[str, str]
 
@@ -31,6 +37,8 @@ class ResponsesRequest(BaseModel):
     stream: bool = False
     metadata: dict[str, str] | None = None
     previous_response_id: str | None = None
+    # "file_search_call.results": add the searches and the sections found to the output.
+    include: list[str] | None = None
 
 
 class ChatRequest(BaseModel):
@@ -44,39 +52,70 @@ class ChatRequest(BaseModel):
     metadata: dict[str, str] | None = None
 
 
-class ClientSettings(BaseModel):
-    """What a client may set per request, in ``metadata.citewise_settings`` (a JSON string
-    of the values that differ from the defaults)."""
+# Spellings of earlier releases (one release more) and the field each now sets.
+LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
+KB_SETTING = "kb"
 
-    model_config = ConfigDict(extra="forbid")
+# For the model cards: what each field means to a client (a field's own description wins).
+_DESCRIPTIONS = {
+    "top_k": "sections retrieved per search query",
+    "search_type": "hybrid (embeddings + BM25 keywords, fused), vector or full_text (BM25)",
+    "query_rewrite": "also search rephrasings written by the chat model (off: the question only)",
+    "rerank": "reorder the candidates: cross_encoder (local model), llm, or off",
+    "rerank_candidates": "how many fused candidates the reranker sees",
+    "context_window": "neighbouring chunks of the same section added to each hit",
+    "scope": "`all`, or one part (nav section) of the docs",
+    "doc_ids": "only these documents",
+    "page_prefix": "only pages whose path starts with this",
+    KB_SETTING: "the knowledge base to answer from",
+}
 
-    scope: str = Field(
-        default=ALL_SCOPES, description="`all`, or one part (nav section) of the docs"
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """What a client set in ``metadata.citewise_settings`` (a JSON string of the values
+    that differ from the defaults): the knowledge base, and search options over its
+    defaults (only the fields the client set count as set)."""
+
+    kb: str | None = None
+    options: SearchOptions = field(default_factory=SearchOptions)
+    # The old key a client used for a field, so an error names what the client sent.
+    sent_as: Mapping[str, str] = field(default_factory=dict)
+
+
+def _invalid(name: str, message: str) -> APIError:
+    return APIError(
+        400,
+        f"invalid setting {name!r}: {message}",
+        param=f"{SETTINGS_PARAM}.{name}",
+        code="invalid_value",
     )
-    bm25: bool = Field(
-        default=True, description="also rank by BM25 keywords (false: embeddings only)"
-    )
-    k: int = Field(default=10, ge=1, le=MAX_K, description="sections retrieved per search query")
-    kb: str | None = Field(default=None, description="the knowledge base to answer from")
 
 
-def settings_schema(kbs: KnowledgeBases) -> dict[str, Any]:
-    """The client settings' JSON schema (scopes and knowledge bases listed) and defaults."""
-    schema = ClientSettings.model_json_schema()
-    properties = schema["properties"]
-    properties["scope"]["enum"] = list(kbs.scopes())
-    properties["kb"] = {
-        "type": "string",
-        "enum": kbs.names(),
-        "description": properties["kb"]["description"],
-        "title": "Kb",
-    }
-    defaults = {**ClientSettings().model_dump(), "kb": kbs.default_name}
-    return {"schema": schema, "defaults": defaults}
+def settings_schema(runtime: Runtime) -> dict[str, Any]:
+    """The client settings' JSON schema and defaults: the search options, with the default
+    knowledge base's own defaults, its scopes and the knowledge bases listed. Blocking."""
+    defaults = runtime.defaults()
+    values: dict[str, Any] = defaults.model_dump(mode="json")
+    # No scope and ``all`` both search everything; the selector lists ``all``.
+    values["scope"] = defaults.scope or ALL_SCOPE
+    values[KB_SETTING] = runtime.default_name
+    schema = SearchOptions.model_json_schema()
+    properties: dict[str, Any] = schema["properties"]
+    properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
+    properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
+    for name, prop in properties.items():
+        prop.setdefault("description", _DESCRIPTIONS.get(name, ""))
+        prop["default"] = values[name]
+    return {"schema": schema, "defaults": values}
 
 
 def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
-    """The client settings of a request; a bad value is a 400 that names its field."""
+    """The client settings of a request; a bad value is a 400 that names its field.
+
+    The old keys ``k`` and ``bm25`` are translated to ``top_k`` and ``search_type`` (and
+    logged as deprecated).
+    """
     raw = (metadata or {}).get(SETTINGS_KEY)
     if raw is None or not raw.strip():
         return ClientSettings()
@@ -88,44 +127,56 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
         ) from None
     if not isinstance(values, dict):
         raise APIError(400, f"{SETTINGS_PARAM} must be a JSON object", param=SETTINGS_PARAM)
+    kb = values.pop(KB_SETTING, None)
+    if kb is not None and not (isinstance(kb, str) and kb):
+        raise _invalid(KB_SETTING, "must be the name of a knowledge base")
+    known = [*SearchOptions.model_fields, KB_SETTING]
+    for name in values:
+        if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
+            raise _invalid(name, f"unknown setting (use {', '.join(known)})")
+    if "bm25" in values and not isinstance(values["bm25"], bool):
+        raise _invalid("bm25", "must be true or false (deprecated: use search_type)")
+    sent_as = {LEGACY_SETTINGS[old]: old for old in values if old in LEGACY_SETTINGS}
     try:
-        return ClientSettings.model_validate(values)
+        options = SearchOptions.model_validate(_translated(values))
     except ValidationError as error:
         first = error.errors()[0]
-        name = ".".join(str(part) for part in first["loc"])
-        param = f"{SETTINGS_PARAM}.{name}"
-        raise APIError(
-            400, f"invalid setting {name!r}: {first['msg']}", param=param, code="invalid_value"
-        ) from None
+        name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
+        raise _invalid(sent_as.get(name, name), first["msg"]) from None
+    return ClientSettings(kb, options, sent_as)
 
 
-def resolve(kbs: KnowledgeBases, client: ClientSettings) -> tuple[KnowledgeBase, RequestSettings]:
-    """The knowledge base and search settings a request asks for (blocking: opens the KB).
+def _translated(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` in today's vocabulary (``citewise.options`` translates old spellings).
+
+    Its DeprecationWarning is meant for Python callers; a client's old key is logged here
+    instead. This runs on the event loop's thread, without awaiting, so two requests never
+    swap the process-wide warning filters under each other.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        translated = translate_legacy(values)
+    for warning in caught:
+        log.warning("metadata.%s: %s", SETTINGS_KEY, warning.message)
+    return translated
+
+
+def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, SearchOptions]:
+    """The knowledge base a request asks for and its search options: the knowledge base's
+    defaults overridden by the client's. Blocking: opens the knowledge base.
 
     Raises:
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
     """
     try:
-        kb = kbs.get(client.kb)
+        kb = runtime.kb(client.kb)
     except KnowledgeBaseError as error:
-        raise APIError(
-            400,
-            f"invalid setting 'kb': {error}",
-            param=f"{SETTINGS_PARAM}.kb",
-            code="invalid_value",
-        ) from None
-    scopes = kb.scopes
-    # An index without recorded scopes cannot tell a typo from a scope: let search decide.
-    if client.scope not in scopes and len(scopes) > 1:
-        raise APIError(
-            400,
-            f"invalid setting 'scope': unknown scope {client.scope!r} in {kb.name!r} "
-            f"(use one of {', '.join(scopes)})",
-            param=f"{SETTINGS_PARAM}.scope",
-            code="invalid_value",
-        )
-    mode = "hybrid" if client.bm25 else "vector"
-    return kb, RequestSettings(scope=client.scope, k=client.k, mode=mode)
+        raise _invalid(KB_SETTING, str(error)) from None
+    try:
+        return kb, kb.resolve(client.options)
+    except ConfigurationError as error:
+        # The values are valid already: what resolving checks is the scope against the KB.
+        raise _invalid("scope", str(error)) from None
 
 
 def _text(content: Any, param: str) -> str:

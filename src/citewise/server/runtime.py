@@ -1,25 +1,25 @@
-"""What the server serves: its options, the knowledge bases it can answer from, the chat model."""
+"""What the server serves: its options and the one library of knowledge bases every route uses."""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fastapi import Request
 
 from citewise.config import Settings
 from citewise.errors import KnowledgeBaseError
-from citewise.knowledge import ALL_SCOPES, KnowledgeBase
+from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
+from citewise.kb.models import ModelFactory
+from citewise.kb.releases import ReleaseIndex
 from citewise.server.auth import ADMIN_KEYS_ENV, API_KEYS_ENV, parse_keys
-from citewise.sources.release import ReleaseIndex, ReleaseSpec
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
+from citewise.sources.release import ReleaseSpec
 
 DEFAULT_KB = "docs"
 
-__all__ = ["DEFAULT_KB", "KnowledgeBases", "Runtime", "ServerOptions"]
+__all__ = ["DEFAULT_KB", "Runtime", "ServerOptions", "runtime_of"]
 
 
 @dataclass(frozen=True)
@@ -58,39 +58,56 @@ class ServerOptions:
         )
 
 
-@dataclass
-class KnowledgeBases:
-    """The knowledge bases requests may name, each opened once (its embedder loads once).
+class Runtime:
+    """Everything the routes share: settings, options and one :class:`Library`.
 
-    A configured release is the default and is fetched and indexed by the first request
-    that needs it; until then it has no name of its own and only the default reaches it.
+    The OpenAI routes, the knowledge-base REST API, the model cards and a configured release
+    all open knowledge bases through ``library``, so each is opened once (its embedder
+    loaded once) and an upload is seen by the next answer. A configured release is the
+    default knowledge base, fetched and indexed by the first request that needs it; until
+    then it has no name of its own and only the default reaches it.
+
+    Args:
+        settings: data and model settings.
+        options: default knowledge base, release and keys.
+        model_factory: makes the chat model instead of ``settings`` (None from it:
+            extractive answers); tests and the load check inject a scripted model here.
+        library: the library to serve from (default: a new one of ``settings``).
     """
 
-    settings: Settings
-    default: str = DEFAULT_KB
-    release: ReleaseIndex | None = None
-    _open: dict[str, KnowledgeBase] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(
+        self,
+        settings: Settings,
+        options: ServerOptions,
+        *,
+        model_factory: ModelFactory | None = None,
+        library: Library | None = None,
+    ) -> None:
+        self.settings = settings
+        self.options = options
+        self.library = library or Library(settings, model_factory=model_factory)
+        self.default = options.kb
+        self.release: ReleaseIndex | None = (
+            ReleaseIndex(options.release, self.library) if options.release is not None else None
+        )
 
-    def get(self, name: str | None = None) -> KnowledgeBase:
-        """The knowledge base ``name`` (None: the default). Blocking: may build a release.
+    def kb(self, name: str | None = None) -> KnowledgeBase:
+        """The existing knowledge base ``name`` (None: the default). Blocking: the first
+        call may fetch and index the release.
 
         Raises:
-            KnowledgeBaseError: no such knowledge base.
+            KnowledgeBaseError: no such knowledge base (the message names the known ones).
             SourceError: the release could not be fetched.
         """
         if self.release is not None and (name is None or name == self._release_name()):
             return self.release.get()
         name = name or self.default
-        with self._lock:
-            kb = self._open.get(name)
-            if kb is None:
-                kb = KnowledgeBase(name, settings=self.settings)
-                if not kb.exists:
-                    known = ", ".join(self.names()) or "none yet"
-                    raise KnowledgeBaseError(f"unknown knowledge base {name!r} (known: {known})")
-                self._open[name] = kb
-            return kb
+        known = self.library.names()
+        # Checked before opening so a request naming garbage leaves nothing in the cache.
+        if name not in known:
+            listed = ", ".join(known) or "none yet"
+            raise KnowledgeBaseError(f"unknown knowledge base {name!r} (known: {listed})")
+        return self.library.open(name)
 
     @property
     def default_name(self) -> str:
@@ -104,49 +121,41 @@ class KnowledgeBases:
         return self.release.kb_name
 
     def names(self) -> list[str]:
-        """The knowledge bases on disk (and the release's, once built), without building one."""
-        names = KnowledgeBase(self.default, settings=self.settings).store.list_kbs()
+        """The knowledge bases in the store (and the release's, once built), building none."""
         release = self._release_name()
-        return sorted({*names, *([release] if release else [])})
+        return sorted({*self.library.names(), *([release] if release else [])})
+
+    def _available(self, name: str | None) -> KnowledgeBase | None:
+        """``name`` (None: the default) if it can be used without building a release."""
+        if self.release is not None and name is None and not self.release.ready:
+            return None
+        try:
+            return self.kb(name)
+        except KnowledgeBaseError:
+            return None
 
     def scopes(self, name: str | None = None) -> tuple[str, ...]:
         """The scopes of ``name`` if it is available now (a release not built yet: ``all``)."""
-        if self.release is not None and name is None and not self.release.ready:
-            return (ALL_SCOPES,)
-        try:
-            return self.get(name).scopes
-        except KnowledgeBaseError:
-            return (ALL_SCOPES,)
+        kb = self._available(name)
+        return kb.scopes if kb is not None else (ALL_SCOPE,)
+
+    def defaults(self, name: str | None = None) -> SearchOptions:
+        """The search defaults of ``name`` (None: the default knowledge base); the built-in
+        ones while it is unavailable (a release not built yet)."""
+        kb = self._available(name)
+        return kb.config.defaults if kb is not None else SearchOptions()
 
 
-class Runtime:
-    """Everything the routes share: settings, options, knowledge bases and the chat model."""
+_RUNTIME_LOCK = threading.Lock()
 
-    def __init__(
-        self,
-        settings: Settings,
-        options: ServerOptions,
-        *,
-        model_factory: Callable[[], BaseChatModel | None] | None = None,
-    ) -> None:
-        self.settings = settings
-        self.options = options
-        release = ReleaseIndex(options.release, settings) if options.release is not None else None
-        self.kbs = KnowledgeBases(settings, default=options.kb, release=release)
-        self._model_factory = model_factory or self._configured_model
-        self._model: BaseChatModel | None = None
-        self._model_made = False
-        self._model_lock = threading.Lock()
 
-    def _configured_model(self) -> BaseChatModel | None:
-        from citewise.llm import chat_model
-
-        return chat_model(self.settings)
-
-    def model(self) -> BaseChatModel | None:
-        """The chat model (made once, on first use), or None for extractive answers."""
-        with self._model_lock:
-            if not self._model_made:
-                self._model = self._model_factory()
-                self._model_made = True
-            return self._model
+def runtime_of(request: Request) -> Runtime:
+    """The app's runtime: ``create_app``'s, or (an app that only includes a router) one made
+    from the environment on first use."""
+    state = request.app.state
+    with _RUNTIME_LOCK:
+        runtime = getattr(state, "runtime", None)
+        if runtime is None:
+            runtime = state.runtime = Runtime(Settings.from_env(), ServerOptions.from_env())
+    assert isinstance(runtime, Runtime)
+    return runtime

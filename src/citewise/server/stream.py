@@ -10,6 +10,9 @@ Responses (``POST /v1/responses``), for a question whose workflow reports two st
         output_item.added, content_part.added, output_text.delta × N,
         output_text.annotation.added × citations, output_text.done, content_part.done,
         output_item.done
+    with ``include: ["file_search_call.results"]``, the searches made and the sections found
+    (one ``file_search_call`` item, the hits as its ``results``):
+        output_item.added, output_item.done
     response.completed  (or response.failed with an OpenAI error)
 """
 
@@ -21,7 +24,7 @@ import uuid
 from dataclasses import asdict
 from typing import Any
 
-from citewise.models import Answer, Citation
+from citewise.models import Answer, Citation, Hit
 
 Payload = dict[str, Any]
 
@@ -41,6 +44,25 @@ def url_citation(citation: Citation) -> Payload:
     }
 
 
+def search_result(hit: Hit) -> Payload:
+    """A hit as a ``file_search_call`` result: the chunk is the file, its URL the name."""
+    chunk = hit.chunk
+    return {
+        "file_id": chunk.chunk_id,
+        "filename": chunk.url,
+        "score": round(hit.score, 6),
+        "text": chunk.text,
+        "attributes": {
+            "url": chunk.url,
+            "title": chunk.title,
+            "heading_path": " › ".join(chunk.heading_path),
+            "doc_id": chunk.doc_id,
+            "page": chunk.page,
+            "rankers": " ".join(hit.rankers),
+        },
+    }
+
+
 def sse(payload: Payload, *, named: bool = True) -> str:
     """One server-sent event; Responses events also carry their type as the event name."""
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -50,8 +72,11 @@ def sse(payload: Payload, *, named: bool = True) -> str:
 class ResponseEvents:
     """Builds the events (and the final ``Response``) of one Responses API answer."""
 
-    def __init__(self, model: str, metadata: dict[str, str] | None) -> None:
+    def __init__(
+        self, model: str, metadata: dict[str, str] | None, *, with_results: bool = False
+    ) -> None:
         self.model = model
+        self.with_results = with_results
         self.metadata = metadata or {}
         self.id = _id("resp")
         self.created_at = int(time.time())
@@ -164,8 +189,26 @@ class ResponseEvents:
                 )
             )
         events += self._close(item, answer.text, annotations)
+        if self.with_results:
+            events += self._search_results(answer)
         events.append(self._event("response.completed", response=self.response("completed")))
         return events
+
+    def _search_results(self, answer: Answer) -> list[Payload]:
+        """The searches as one completed ``file_search_call`` item with the hits as results."""
+        item: Payload = {
+            "id": _id("fs"),
+            "type": "file_search_call",
+            "status": "completed",
+            "queries": list(answer.queries),
+            "results": [search_result(hit) for hit in answer.hits],
+        }
+        index = len(self.output)
+        self.output.append(item)
+        return [
+            self._event("response.output_item.added", output_index=index, item=item),
+            self._event("response.output_item.done", output_index=index, item=item),
+        ]
 
     def failed(self, message: str, code: str = "server_error") -> list[Payload]:
         error = {"code": code, "message": message}

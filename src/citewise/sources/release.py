@@ -1,19 +1,17 @@
-"""Indexes the docs of one published release: versions.json → tag archive → docs folder → index.
+"""Fetches the docs of one published release: versions.json → tag archive → docs folder.
 
-Everything fetched is cached per release under ``{CITEWISE_HOME}/releases/{owner}/{repo}/``:
-``versions.json``, ``{release}/archive.tar.gz`` and ``{release}/source/`` (the extracted docs
-folder and site config); the index is the knowledge base ``{repo}-{release}``. A second run finds
-all of it and makes no request; the cached versions.json is fetched again only when it does not
-know the requested version (or with ``refresh``).
+Indexing the folder is the service layer's (``citewise.kb.releases``). Everything fetched is
+cached per release under ``{CITEWISE_HOME}/releases/{owner}/{repo}/``: ``versions.json``,
+``{release}/archive.tar.gz`` and ``{release}/source/`` (the extracted docs folder and site
+config). A second run finds all of it and makes no request; the cached versions.json is
+fetched again only when it does not know the requested version (or with ``refresh``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import threading
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +21,6 @@ import httpx
 
 from citewise.config import Settings
 from citewise.errors import ConfigurationError, DownloadError, ReleaseNotFoundError, SourceError
-from citewise.indexing import IndexReport, Progress
-from citewise.knowledge import KnowledgeBase
 from citewise.sources.archive import ExtractLimits, extract_docs
 from citewise.sources.nav import ScopeRule
 from citewise.sources.versions import ResolvedRelease, parse_versions, resolve_version
@@ -35,12 +31,8 @@ __all__ = [
     "DEFAULT_VERSIONS_URL",
     "FetchLimits",
     "FetchedRelease",
-    "ReleaseIndex",
-    "ReleaseIndexResult",
     "ReleaseSpec",
-    "ensure_release_index",
     "fetch_release",
-    "index_release",
     "release_kb_name",
 ]
 
@@ -190,109 +182,6 @@ def fetch_release(
         return FetchedRelease(spec, resolved, source / spec.docs_dir, archive, http.requests)
     finally:
         http.close()
-
-
-@dataclass(frozen=True)
-class ReleaseIndexResult:
-    """An indexed release: its knowledge base, what the run did and the release used."""
-
-    kb: KnowledgeBase
-    report: IndexReport
-    release: FetchedRelease
-
-
-def index_release(
-    spec: ReleaseSpec,
-    settings: Settings,
-    *,
-    kb_name: str | None = None,
-    rebuild: bool = False,
-    client: httpx.Client | None = None,
-    limits: FetchLimits | None = None,
-    refresh: bool = False,
-    progress: Progress | None = None,
-) -> ReleaseIndexResult:
-    """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
-    (default ``{repo}-{release}``), its section URLs ``{site_url}{release}/{page}/#{anchor}``.
-
-    The knowledge base's meta records ``release``, ``requested_version`` and ``release_match``.
-    """
-    fetched = fetch_release(spec, settings, client=client, limits=limits, refresh=refresh)
-    kb = KnowledgeBase(kb_name or release_kb_name(spec.repo, fetched.version), settings=settings)
-    if rebuild and kb.exists:
-        kb.store.drop(kb.name)
-    report = kb.index_folder(
-        fetched.docs,
-        site_url=spec.site,
-        version=fetched.version,
-        progress=progress,
-        scope_rule=spec.scope_rule,
-        meta=fetched.meta(),
-    )
-    return ReleaseIndexResult(kb, report, fetched)
-
-
-class ReleaseIndex:
-    """The index of one release, built on first use and then reused (for the server).
-
-    ``get()`` is thread-safe: concurrent first callers wait for one build. A failed build
-    raises its error (a ``SourceError`` naming the cause), keeps nothing, and the next call
-    tries again.
-    """
-
-    def __init__(
-        self,
-        spec: ReleaseSpec,
-        settings: Settings,
-        *,
-        kb_name: str | None = None,
-        client_factory: Callable[[], httpx.Client] | None = None,
-        limits: FetchLimits | None = None,
-    ) -> None:
-        self.spec = spec
-        self.settings = settings
-        self.kb_name = kb_name
-        self.limits = limits
-        self._client_factory = client_factory
-        self._lock = threading.Lock()
-        self._result: ReleaseIndexResult | None = None
-
-    @property
-    def ready(self) -> bool:
-        return self._result is not None
-
-    @property
-    def release(self) -> FetchedRelease | None:
-        """The release the index was built from (after the first ``get()``)."""
-        return self._result.release if self._result else None
-
-    def get(self) -> KnowledgeBase:
-        with self._lock:
-            if self._result is None:
-                client = self._client_factory() if self._client_factory else None
-                try:
-                    self._result = index_release(
-                        self.spec, self.settings, kb_name=self.kb_name, client=client,
-                        limits=self.limits,
-                    )  # fmt: skip
-                finally:
-                    if client is not None:
-                        client.close()
-            return self._result.kb
-
-
-_INDEXES: dict[tuple[Path, ReleaseSpec, str | None], ReleaseIndex] = {}
-_INDEXES_LOCK = threading.Lock()
-
-
-def ensure_release_index(
-    spec: ReleaseSpec, settings: Settings, *, kb_name: str | None = None
-) -> KnowledgeBase:
-    """The knowledge base of ``spec``, built once per process and cached (see ReleaseIndex)."""
-    key = (settings.home.resolve(), spec, kb_name)
-    with _INDEXES_LOCK:
-        index = _INDEXES.setdefault(key, ReleaseIndex(spec, settings, kb_name=kb_name))
-    return index.get()
 
 
 class _Http:

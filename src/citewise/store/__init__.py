@@ -1,42 +1,22 @@
-"""Stores for knowledge bases: the Store protocol, the SQLite store and a registry by name."""
+"""Stores for knowledge bases: the Store and KBStore protocols, the SQLite engine and a registry.
+
+:func:`open_store` turns a store URL into an engine; ``engine.open(kb)`` gives the handle the
+service layer works with. Other engines (``memory://``, plugins) load only when a URL names them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from citewise.errors import ConfigurationError
-from citewise.store.base import DocumentUpdate, SearchFilter, Store
+from citewise.store.base import DocumentUpdate, KBStore, SearchFilter, Store
+from citewise.store.registry import open_store, register_store, store_schemes
 from citewise.store.sqlite import SQLiteStore
 
 __all__ = [
     "DocumentUpdate",
+    "KBStore",
     "SQLiteStore",
     "SearchFilter",
     "Store",
-    "get_store",
+    "open_store",
     "register_store",
-    "store_names",
+    "store_schemes",
 ]
-
-StoreFactory = Callable[..., Store]
-_REGISTRY: dict[str, StoreFactory] = {"sqlite": SQLiteStore}
-
-
-def register_store(name: str, factory: StoreFactory) -> None:
-    """Make a store available under ``name`` (e.g. ``postgres`` from an optional extra)."""
-    _REGISTRY[name] = factory
-
-
-def store_names() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def get_store(name: str, **options: Any) -> Store:
-    """Build the store registered as ``name``; ``options`` go to its factory (sqlite: root)."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(store_names())
-        raise ConfigurationError(f"unknown store {name!r} (known: {known})") from None
-    return factory(**options)

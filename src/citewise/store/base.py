@@ -1,27 +1,26 @@
-"""The Store protocol: where chunks, their vectors and their BM25 index live."""
+"""The store protocols: an engine of named knowledge bases, and a handle on one of them.
+
+A store engine (:class:`Store`) holds knowledge bases by name; :meth:`Store.open` gives a
+:class:`KBStore`, the narrow handle the service layer works with. A new engine is one module
+implementing both, plus one registry entry (``citewise.store.registry``) or an entry point in
+the group ``citewise.stores``. The contract suite (``tests/store/test_store_contract.py``) runs
+against every registered engine.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from citewise.embedding.base import Vectors
-from citewise.models import Chunk, Document
+from citewise.models import Chunk, Document, SearchFilter
 
+if TYPE_CHECKING:
+    # Only for annotations: importing citewise.embedding would load every embedder module.
+    from citewise.embedding.base import Vectors
 
-@dataclass(frozen=True)
-class SearchFilter:
-    """Restricts a search to part of a knowledge base; ``None`` fields do not filter.
-
-    ``scope`` matches a chunk whose scope is a space-separated list containing it (a chunk of
-    ``tutorials/`` may be in ``tutorials library``), or equals it exactly; ``page_prefix``
-    matches the start of its page path.
-    """
-
-    scope: str | None = None
-    page_prefix: str | None = None
-    doc_ids: tuple[str, ...] | None = None
+__all__ = ["DocumentUpdate", "KBStore", "SearchFilter", "Store"]
 
 
 @dataclass(frozen=True)
@@ -37,23 +36,21 @@ class DocumentUpdate:
     vectors: Mapping[str, Vectors]
 
 
-class Store(Protocol):
-    """Persistence and first-stage search for knowledge bases.
+class KBStore(Protocol):
+    """One knowledge base in a store: its chunks, their vectors, BM25 index and settings.
 
-    Every write is one transaction: a failure leaves the previous index as it was.
-    Writes (``create``, ``apply``, ``upsert``, ``set_meta``) create an unknown knowledge base;
-    reads, ``delete_document`` and ``drop`` raise KnowledgeBaseError for one. An invalid
-    knowledge base name raises ConfigurationError.
+    Every write is one transaction: a failure leaves the previous state as it was, and a
+    reader never sees a mix. Reads notice a change made by another process (or another
+    handle) to the same knowledge base. Reads and writes of a knowledge base dropped since
+    it was opened raise KnowledgeBaseError (and never re-create it); a handle names its
+    knowledge base, so once one of that name is created again the handle works on it.
     """
 
-    def create(self, kb: str, meta: Mapping[str, str] | None = None) -> None:
-        """Create an empty knowledge base if it does not exist, then merge ``meta`` into it."""
-        ...
+    name: str
 
     def apply(
         self,
-        kb: str,
-        updates: Sequence[DocumentUpdate],
+        updates: Sequence[DocumentUpdate] = (),
         removed_doc_ids: Sequence[str] = (),
         meta: Mapping[str, str] | None = None,
     ) -> None:
@@ -62,69 +59,96 @@ class Store(Protocol):
         Per update: the document row is upserted, its stored chunks missing from ``chunks``
         are deleted, new chunks are inserted with their vectors. A chunk id already stored
         keeps its vectors (any given for it are ignored). A new chunk without vectors raises
-        ValueError before anything is written. Removals run after the updates; ``meta``
-        is merged (as by ``set_meta``) in the same transaction.
+        ValueError before anything is written. Removals run after the updates (an unknown
+        doc id is ignored); ``meta`` is merged into the settings in the same transaction
+        (keys starting with ``_`` are reserved: ValueError).
         """
-        ...
-
-    def upsert(self, kb: str, chunks: Sequence[Chunk], vectors: Mapping[str, Vectors]) -> None:
-        """Insert or replace chunks (and their vectors) without touching other chunks.
-
-        A stored chunk without an entry in ``vectors`` keeps its stored vectors.
-        """
-        ...
-
-    def delete_document(self, kb: str, doc_id: str) -> int:
-        """Delete a document and all its chunks; returns how many chunks went (0 if absent)."""
         ...
 
     def dense(
-        self, kb: str, vector: Vectors, k: int, filter: SearchFilter | None = None
+        self, vector: Vectors, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        """The k chunks whose best window is nearest to ``vector`` by cosine, best first."""
+        """The k chunks whose best window is nearest to ``vector`` by cosine, best first.
+
+        Exact (no approximate index); the filter applies before the top k is taken.
+        ``[]`` while nothing is stored; ValueError if ``vector``'s dimension differs from
+        the stored vectors'.
+        """
         ...
 
     def keyword(
-        self, kb: str, text: str, k: int, filter: SearchFilter | None = None
+        self, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        """The k best BM25 matches for ``text`` (higher score is better), best first."""
+        """The k best BM25 matches for ``text`` (scores positive, higher is better), best first.
+
+        ``text`` is free text, never query syntax: any string is safe. The filter applies
+        before the top k is taken.
+        """
         ...
 
-    def get(self, kb: str, ids: Sequence[str]) -> list[Chunk]:
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked (missing ids are skipped)."""
         ...
 
-    def neighbours(self, kb: str, chunk_id: str, n: int) -> list[Chunk]:
+    def neighbours(self, chunk_id: str, n: int) -> list[Chunk]:
         """Up to n chunks either side of ``chunk_id`` in the same document, in document order.
 
         The chunk itself is included (so the result is a contiguous window); ``[]`` if unknown.
         """
         ...
 
-    def documents(self, kb: str) -> list[Document]:
-        """Every stored document."""
+    def documents(self) -> list[Document]:
+        """Every stored document, by doc id."""
         ...
 
-    def chunk_ids(self, kb: str) -> set[str]:
+    def chunk_ids(self) -> set[str]:
         """Ids of every stored chunk (to skip re-embedding unchanged chunks)."""
         ...
 
-    def get_meta(self, kb: str) -> dict[str, str]:
-        """The knowledge base's settings (embedder id, site URL, version, source)."""
+    def meta(self) -> dict[str, str]:
+        """The knowledge base's settings (embedder, site URL, version, scopes, defaults)."""
         ...
 
-    def set_meta(self, kb: str, meta: Mapping[str, str]) -> None:
-        """Merge ``meta`` into the settings; keys starting with ``_`` are reserved (ValueError)."""
+
+class Store(Protocol):
+    """A storage engine holding knowledge bases by name.
+
+    Every method taking a name validates it first: 1-64 of ``a-z 0-9 . _ -``, starting with
+    a letter or digit (else ConfigurationError). Only :meth:`create` makes a knowledge base.
+    """
+
+    def open(self, kb: str) -> KBStore:
+        """A handle on the knowledge base ``kb`` (KnowledgeBaseError if there is none)."""
         ...
 
-    def exists(self, kb: str) -> bool: ...
+    def create(self, kb: str, meta: Mapping[str, str] | None = None) -> KBStore:
+        """Create ``kb`` empty if it does not exist, merge ``meta`` into it, and open it.
 
-    def list_kbs(self) -> list[str]: ...
+        Idempotent: an existing knowledge base keeps its content (reserved meta keys, starting
+        with ``_``, raise ValueError before anything is created).
+        """
+        ...
+
+    def exists(self, kb: str) -> bool:
+        """Whether ``kb`` exists (a question, not a check: never raises KnowledgeBaseError)."""
+        ...
+
+    def names(self) -> list[str]:
+        """Every knowledge base, sorted."""
+        ...
 
     def drop(self, kb: str) -> None:
-        """Delete a knowledge base entirely."""
+        """Delete a knowledge base and everything in it (KnowledgeBaseError if unknown)."""
+        ...
+
+    def write_lock(self, kb: str) -> AbstractContextManager[None]:
+        """Serializes ingests and deletes of ``kb`` across threads and processes.
+
+        Reads never need it. It may be taken before ``kb`` exists (to create it); an engine
+        that lives in one process (``memory``) serializes threads only.
+        """
         ...
 
     def close(self) -> None:
-        """Release connections; the store must not be used afterwards."""
+        """Release connections; the store and its handles must not be used afterwards."""
         ...

@@ -15,6 +15,8 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable
 
+from citewise.store.text import MAX_TERMS, WORD
+
 __all__ = [
     "CJK_SCHEMA",
     "CJK_STATEMENTS",
@@ -53,8 +55,6 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_WORD = re.compile(r"[^\W_]+")
-_MAX_TERMS = 64
 
 
 def has_cjk(text: str) -> bool:
@@ -82,12 +82,12 @@ def cjk_query(text: str, stopwords: frozenset[str]) -> str:
     bigram as a term, so it becomes a prefix query (``"字"*``) matching the bigrams it starts.
     """
     terms: list[str] = []
-    for token in _WORD.findall(cjk_grams(text).lower()):
+    for token in WORD.findall(cjk_grams(text).lower()):
         if has_cjk(token):
             terms.append(f'"{token}"' + ("*" if len(token) == 1 else ""))
         elif token not in stopwords:
             terms.append(f'"{token}"')
-    return " OR ".join(list(dict.fromkeys(terms))[:_MAX_TERMS])
+    return " OR ".join(list(dict.fromkeys(terms))[:MAX_TERMS])
 
 
 def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection], None]) -> None:

@@ -1,14 +1,18 @@
-"""The in-memory dense index: a knowledge base's window vectors as one matrix, with filters."""
+"""Exact dense search for the engines: window vectors as one matrix, filters and the top k."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from citewise.embedding.base import Vectors
-from citewise.store.base import SearchFilter
+from citewise.models import Chunk, SearchFilter
+
+if TYPE_CHECKING:
+    from citewise.embedding.base import Vectors
 
 
 def as_windows(vectors: Vectors) -> Vectors:
@@ -16,21 +20,40 @@ def as_windows(vectors: Vectors) -> Vectors:
     if windows.ndim == 1:
         windows = windows.reshape(1, -1)
     if windows.ndim != 2 or windows.shape[0] == 0 or windows.shape[1] == 0:
-        raise ValueError(f"vectors must have shape (n_windows, dim), got {vectors.shape}")
+        raise ValueError(f"vectors must have shape (n_windows, dim), got {windows.shape}")
     return windows
+
+
+def in_scope(chunk_scope: str, scope: str) -> bool:
+    """Whether a chunk's scope list (space-separated) contains ``scope``, or equals it."""
+    return chunk_scope == scope or scope in chunk_scope.split(" ")
+
+
+def matches(f: SearchFilter | None, chunk: Chunk) -> bool:
+    """Whether ``chunk`` passes the filter (the rule :meth:`DenseIndex.mask` vectorises)."""
+    if f is None:
+        return True
+    return (
+        (f.scope is None or in_scope(chunk.scope, f.scope))
+        and (not f.page_prefix or chunk.page.startswith(f.page_prefix))
+        and (f.doc_ids is None or chunk.doc_id in f.doc_ids)
+    )
 
 
 def scope_member(scopes: npt.NDArray[np.str_], scope: str) -> npt.NDArray[np.bool_]:
     """Which chunks' scope lists (space-separated) contain ``scope``, or equal it exactly."""
     # A knowledge base has a handful of distinct scope lists: test each once, not per chunk.
     distinct, inverse = np.unique(scopes, return_inverse=True)
-    member = np.array([s == scope or scope in s.split(" ") for s in distinct.tolist()], dtype=bool)
+    member = np.array([in_scope(s, scope) for s in distinct.tolist()], dtype=bool)
     return member[inverse.reshape(-1)] if len(distinct) else np.zeros(len(scopes), dtype=bool)
 
 
 @dataclass(frozen=True)
 class DenseIndex:
-    """A knowledge base's window vectors as one matrix, windows of a chunk in adjacent rows."""
+    """A knowledge base's window vectors as one matrix, windows of a chunk in adjacent rows.
+
+    ``rids`` are the engine's keys of the chunks (SQLite row ids, list positions, ...).
+    """
 
     generation: str
     matrix: Vectors  # (n_windows, dim)
@@ -51,3 +74,51 @@ class DenseIndex:
         if f.doc_ids is not None:
             keep &= np.isin(self.doc_ids, np.array(f.doc_ids, dtype=str))
         return keep
+
+    def search(
+        self, vector: Vectors, k: int, f: SearchFilter | None, kb: str
+    ) -> list[tuple[int, float]]:
+        """``(rid, cosine)`` of the k chunks whose best window is nearest, best first.
+
+        Vectors are L2-normalised, so cosine is a dot product. ``kb`` names the knowledge base
+        in the error for a query of the wrong dimension.
+        """
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if k <= 0:
+            return []
+        if query.shape[0] != self.matrix.shape[1]:
+            raise ValueError(
+                f"query vector has dim {query.shape[0]}, {kb!r} has {self.matrix.shape[1]}"
+            )
+        # A chunk's score is its best window's: a match anywhere in it counts fully.
+        scores = np.maximum.reduceat(self.matrix @ query, self.starts)
+        mask = self.mask(f)
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        n = min(k, int(np.count_nonzero(np.isfinite(scores))))
+        if n == 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(r), float(s)) for r, s in zip(self.rids[top], scores[top], strict=True)]
+
+
+def build_index(
+    generation: str,
+    rids: Sequence[int],
+    windows: Sequence[Vectors],
+    chunks: Sequence[tuple[str, str, str]],
+) -> DenseIndex | None:
+    """An index of chunks given in rid order: their windows and ``(scope, page, doc_id)``."""
+    if not rids:
+        return None
+    counts = np.fromiter((len(w) for w in windows), dtype=np.intp, count=len(windows))
+    return DenseIndex(
+        generation=generation,
+        matrix=np.concatenate(windows).astype(np.float32, copy=False),
+        starts=np.r_[0, np.cumsum(counts)[:-1]].astype(np.intp),
+        rids=np.array(rids, dtype=np.int64),
+        scopes=np.array([c[0] for c in chunks], dtype=str),
+        pages=np.array([c[1] for c in chunks], dtype=str),
+        doc_ids=np.array([c[2] for c in chunks], dtype=str),
+    )

@@ -3,164 +3,158 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import secrets
 import sqlite3
+import stat
 import threading
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 import numpy as np
 
-from citewise.embedding.base import Vectors
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.models import Chunk, Document
+from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import cjk
-from citewise.store.base import DocumentUpdate, SearchFilter
+from citewise.store.base import DocumentUpdate
+from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.dense import DenseIndex, as_windows
+from citewise.store.locking import kb_write_lock
 from citewise.store.sqlite_schema import (
     C_CHUNK_COLUMNS,
     CHUNK_COLUMNS,
     DIM_KEY,
     GENERATION_KEY,
-    SCHEMA,
     SCHEMA_VERSION,
-    STOPWORDS,
     UPSERT_CHUNK,
     chunk_params,
+    create_database,
+    filter_sql,
     fts_query,
     row_to_chunk,
 )
+from citewise.store.text import STOPWORDS
 
-# Dots allow release names such as ``langgraph-openai-serve-0.12.0``; the first character
-# can never be one, so a name cannot be hidden or a relative path.
-_KB_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+if TYPE_CHECKING:
+    from citewise.embedding.base import Vectors
 
-
-def _check_meta(meta: Mapping[str, str]) -> None:
-    reserved = [key for key in meta if key.startswith("_")]
-    if reserved:
-        raise ValueError(f"meta keys starting with '_' are reserved: {reserved}")
+__all__ = ["SQLiteKB", "SQLiteStore", "fts_query", "from_url"]
 
 
-def _merge_meta(conn: sqlite3.Connection, meta: Mapping[str, str]) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()]
-    )
+def from_url(url: str, home: Path) -> SQLiteStore:
+    """The store a ``sqlite://`` URL names: ``sqlite:///abs/folder``, or a folder under ``home``.
 
-
-def _record_schema_version(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
+    ``sqlite://`` alone is the default folder, ``home / "kb"``.
+    """
+    _, sep, rest = url.partition("://")
+    if not sep or "?" in rest or "#" in rest:
+        raise ConfigurationError(
+            "a SQLite store URL is sqlite:///absolute/folder or sqlite://folder-under-home"
+        )
+    folder = Path(unquote(rest)).expanduser() if rest else Path("kb")
+    return SQLiteStore(Path(home) / folder)
 
 
 class SQLiteStore:
     """Knowledge bases as SQLite files ``root/{kb}.sqlite`` (WAL mode).
 
-    Creating a knowledge base: ``create(kb, meta)`` explicitly, or implicitly by the first
-    write (``apply``, ``upsert``, ``set_meta``). Every read, ``delete_document`` and ``drop``
-    of an unknown knowledge base raise KnowledgeBaseError and never create a file.
-
-    Each thread gets its own connection per knowledge base; WAL lets reads proceed during a
-    write and see the state before it until it commits.
+    A knowledge base exists once ``create`` made it; nothing else creates a file (a read or
+    write of an unknown or dropped one raises KnowledgeBaseError). Each thread gets its own
+    connection per knowledge base; WAL lets reads proceed during a write and see the state
+    before it until it commits.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._lock = threading.Lock()
-        self._conns: dict[tuple[int, str], sqlite3.Connection] = {}
+        # (thread, kb) → the connection and the (device, inode) of the file it opened.
+        self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int]]] = {}
         self._dense: dict[str, DenseIndex] = {}
 
-    # -- knowledge bases -------------------------------------------------------------------
+    # -- the engine ------------------------------------------------------------------------
 
-    def _path(self, kb: str) -> Path:
-        if not isinstance(kb, str) or not _KB_NAME.match(kb):
-            raise ConfigurationError(
-                f"invalid knowledge base name {kb!r}: use 1-64 of a-z, 0-9, '.', '_' and '-', "
-                "starting with a letter or digit"
-            )
-        return self.root / f"{kb}.sqlite"
+    def open(self, kb: str) -> SQLiteKB:
+        if not self.exists(kb):
+            raise self._unknown(kb)
+        return SQLiteKB(self, kb)
+
+    def create(self, kb: str, meta: Mapping[str, str] | None = None) -> SQLiteKB:
+        """Create an empty knowledge base (no-op if it exists), merge ``meta`` into it, open it."""
+        check_meta(meta)
+        path = self._path(kb)
+        if not path.exists():
+            create_database(path)
+        handle = SQLiteKB(self, kb)
+        if meta:
+            handle.apply(meta=meta)
+        return handle
 
     def exists(self, kb: str) -> bool:
         return self._path(kb).is_file()
 
-    def list_kbs(self) -> list[str]:
+    def names(self) -> list[str]:
         if not self.root.is_dir():
             return []
         return sorted(
-            p.stem for p in self.root.glob("*.sqlite") if p.is_file() and _KB_NAME.match(p.stem)
+            p.stem for p in self.root.glob("*.sqlite") if p.is_file() and KB_NAME.fullmatch(p.stem)
         )
-
-    def create(self, kb: str, meta: Mapping[str, str] | None = None) -> None:
-        """Create an empty knowledge base (no-op if it exists), then merge ``meta`` into it."""
-        path = self._path(kb)
-        if not path.exists():
-            self.root.mkdir(parents=True, exist_ok=True)
-            # Build the schema in a temporary file and link it into place, so nobody ever
-            # opens a half-created knowledge base and two creators cannot clobber each other.
-            tmp = self.root / f".{kb}.{uuid.uuid4().hex}.tmp"
-            conn = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
-                conn.executemany(
-                    "INSERT INTO meta VALUES (?, ?)",
-                    # A random start, so a dropped and recreated knowledge base never
-                    # reuses a generation another process may have cached.
-                    [("_schema", SCHEMA_VERSION), (GENERATION_KEY, str(secrets.randbits(62)))],
-                )
-            finally:
-                conn.close()
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            finally:
-                tmp.unlink()
-        if meta:
-            self.set_meta(kb, meta)
 
     def drop(self, kb: str) -> None:
         path = self._path(kb)
-        if not path.exists():
+        if not path.is_file():
             raise self._unknown(kb)
         self._close_kb(kb)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    def write_lock(self, kb: str) -> AbstractContextManager[None]:
+        return kb_write_lock(self.root, check_name(kb))
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
         with self._lock:
             conns, self._conns = list(self._conns.values()), {}
             self._dense.clear()
-        for conn in conns:
+        for conn, _ in conns:
             conn.close()
+
+    # -- connections and transactions ------------------------------------------------------
+
+    def _path(self, kb: str) -> Path:
+        return self.root / f"{check_name(kb)}.sqlite"
+
+    def _unknown(self, kb: str) -> KnowledgeBaseError:
+        return unknown_kb(kb, self.names())
 
     def _close_kb(self, kb: str) -> None:
         with self._lock:
             keys = [key for key in self._conns if key[1] == kb]
-            conns = [self._conns.pop(key) for key in keys]
+            conns = [self._conns.pop(key)[0] for key in keys]
             self._dense.pop(kb, None)
         for conn in conns:
             conn.close()
 
-    def _unknown(self, kb: str) -> KnowledgeBaseError:
-        known = ", ".join(self.list_kbs()) or "none"
-        return KnowledgeBaseError(f"unknown knowledge base {kb!r} (known: {known})")
-
-    def _conn(self, kb: str, *, create: bool = False) -> sqlite3.Connection:
+    def _conn(self, kb: str) -> sqlite3.Connection:
         path = self._path(kb)
         key = (threading.get_ident(), kb)
-        conn = self._conns.get(key)
-        if conn is not None:
-            return conn
-        if not path.is_file():
-            if not create:
-                raise self._unknown(kb)
-            self.create(kb)
+        try:
+            st = path.stat()
+            file_id = (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+        except FileNotFoundError:
+            file_id = None
+        cached = self._conns.get(key)
+        if cached is not None:
+            if cached[1] == file_id:
+                return cached[0]
+            # The file was dropped (maybe re-created) since, perhaps by another process: the
+            # open connection still reads the deleted file, so let it go.
+            with self._lock:
+                self._conns.pop(key, None)
+                self._dense.pop(kb, None)
+            cached[0].close()
+        if file_id is None:
+            raise self._unknown(kb)
         # mode=rw: opening must never create an empty file for a mistyped name.
         # check_same_thread=False only so close() can close it from another thread.
         conn = sqlite3.connect(
@@ -174,12 +168,12 @@ class SQLiteStore:
         conn.execute("PRAGMA synchronous=NORMAL")
         cjk.install(conn, _record_schema_version)
         with self._lock:
-            self._conns[key] = conn
+            self._conns[key] = (conn, file_id)
         return conn
 
     @contextmanager
-    def _write(self, kb: str, *, create: bool = True) -> Iterator[sqlite3.Connection]:
-        conn = self._conn(kb, create=create)
+    def _write(self, kb: str) -> Iterator[sqlite3.Connection]:
+        conn = self._conn(kb)
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -206,70 +200,29 @@ class SQLiteStore:
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
-    # -- meta ------------------------------------------------------------------------------
-
-    def get_meta(self, kb: str) -> dict[str, str]:
-        with self._read(kb) as conn:
-            rows = conn.execute("SELECT key, value FROM meta WHERE key NOT LIKE '\\_%' ESCAPE '\\'")
-            return {row["key"]: row["value"] for row in rows}
-
-    def set_meta(self, kb: str, meta: Mapping[str, str]) -> None:
-        """Merge ``meta`` into the knowledge base's settings (keys starting '_' are reserved)."""
-        _check_meta(meta)
-        with self._write(kb) as conn:
-            _merge_meta(conn, meta)
-
     # -- writes ----------------------------------------------------------------------------
 
-    def apply(
+    def _apply(
         self,
         kb: str,
         updates: Sequence[DocumentUpdate],
-        removed_doc_ids: Sequence[str] = (),
-        meta: Mapping[str, str] | None = None,
+        removed_doc_ids: Sequence[str],
+        meta: Mapping[str, str] | None,
     ) -> None:
-        """Replace the listed documents' chunks and delete the removed documents, atomically.
-
-        A chunk whose id is already stored keeps its vectors and BM25 entry (its text is
-        unchanged, since the id hashes it); its other fields (url, title, ...) are refreshed.
-        ``meta`` is merged in the same transaction, so settings never disagree with the index.
-        """
-        _check_meta(meta or {})
+        check_meta(meta)
         with self._write(kb) as conn:
             stored = {row[0] for row in conn.execute("SELECT chunk_id FROM chunks")}
-            dim = self._check_updates(conn, updates, stored)
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
+            dim = check_updates(updates, stored, int(row[0]) if row else None)
             for update in updates:
                 self._apply_one(conn, update, stored, dim)
             for doc_id in removed_doc_ids:
-                self._delete_doc(conn, doc_id)
-            _merge_meta(conn, meta or {})
-
-    def _check_updates(
-        self, conn: sqlite3.Connection, updates: Sequence[DocumentUpdate], stored: set[str]
-    ) -> int | None:
-        """Validate every update before the first write; returns the vector dimension."""
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
-        dim = int(row[0]) if row else None
-        seen: set[str] = set()
-        for update in updates:
-            doc_id = update.document.doc_id
-            for chunk in update.chunks:
-                if chunk.doc_id != doc_id:
-                    raise ValueError(
-                        f"chunk {chunk.chunk_id} belongs to {chunk.doc_id!r}, not {doc_id!r}"
-                    )
-                if chunk.chunk_id in seen:
-                    raise ValueError(f"chunk id {chunk.chunk_id} appears twice")
-                seen.add(chunk.chunk_id)
-                if chunk.chunk_id in stored:
-                    continue
-                if chunk.chunk_id not in update.vectors:
-                    raise ValueError(f"new chunk {chunk.chunk_id} of {doc_id!r} has no vectors")
-                width = as_windows(update.vectors[chunk.chunk_id]).shape[1]
-                if dim is not None and width != dim:
-                    raise ValueError(f"chunk {chunk.chunk_id}: vector dim {width}, index has {dim}")
-                dim = width
-        return dim
+                conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+                conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [(k, str(v)) for k, v in (meta or {}).items()],
+            )
 
     def _apply_one(
         self, conn: sqlite3.Connection, update: DocumentUpdate, stored: set[str], dim: int | None
@@ -281,16 +234,15 @@ class SQLiteStore:
         )
         keep = [c.chunk_id for c in update.chunks]
         new = set(keep) - stored
+        # Triggers drop the deleted chunks' BM25 entries and vectors (sqlite_schema.py).
         conn.execute(
             "DELETE FROM chunks WHERE doc_id = ? "
             "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
             (d.doc_id, json.dumps(keep)),
         )
-        self._insert_chunks(conn, update.chunks)
+        # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
+        conn.executemany(UPSERT_CHUNK, [chunk_params(c) for c in update.chunks])
         self._insert_vectors(conn, {c: v for c, v in update.vectors.items() if c in new}, dim)
-
-    def _insert_chunks(self, conn: sqlite3.Connection, chunks: Sequence[Chunk]) -> None:
-        conn.executemany(UPSERT_CHUNK, [chunk_params(c) for c in chunks])
 
     def _insert_vectors(
         self, conn: sqlite3.Connection, vectors: Mapping[str, Vectors], dim: int | None
@@ -304,88 +256,7 @@ class SQLiteStore:
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
-    def _delete_doc(self, conn: sqlite3.Connection, doc_id: str) -> int:
-        count = conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,)).rowcount
-        conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
-        return count
-
-    def upsert(self, kb: str, chunks: Sequence[Chunk], vectors: Mapping[str, Vectors]) -> None:
-        """Insert or replace chunks; a stored chunk without new vectors keeps its old ones."""
-        with self._write(kb) as conn:
-            stored = {row[0] for row in conn.execute("SELECT chunk_id FROM chunks")}
-            ids = {c.chunk_id for c in chunks}
-            missing = [cid for cid in ids if cid not in stored and cid not in vectors]
-            if missing:
-                raise ValueError(f"new chunks without vectors: {sorted(missing)}")
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
-            dims = {as_windows(v).shape[1] for cid, v in vectors.items() if cid in ids}
-            if row:
-                dims.add(int(row[0]))
-            if len(dims) > 1:
-                raise ValueError(f"vectors of different dimensions: {sorted(dims)}")
-            self._insert_chunks(conn, chunks)
-            self._insert_vectors(
-                conn, {c: v for c, v in vectors.items() if c in ids}, next(iter(dims), None)
-            )
-
-    def delete_document(self, kb: str, doc_id: str) -> int:
-        with self._write(kb, create=False) as conn:
-            return self._delete_doc(conn, doc_id)
-
-    # -- reads -----------------------------------------------------------------------------
-
-    def _chunks_by_rid(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
-        rows = conn.execute(
-            f"SELECT rid, {CHUNK_COLUMNS} FROM chunks "
-            "WHERE rid IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(r) for r in rids]),),
-        )
-        return {row["rid"]: row_to_chunk(row) for row in rows}
-
-    def get(self, kb: str, ids: Sequence[str]) -> list[Chunk]:
-        with self._read(kb) as conn:
-            rows = conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks "
-                "WHERE chunk_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(ids)),),
-            )
-            found = {row["chunk_id"]: row_to_chunk(row) for row in rows}
-        return [found[i] for i in ids if i in found]
-
-    def neighbours(self, kb: str, chunk_id: str, n: int) -> list[Chunk]:
-        """Up to n chunks either side of ``chunk_id`` and itself, in document order."""
-        with self._read(kb) as conn:
-            row = conn.execute(
-                "SELECT doc_id, position FROM chunks WHERE chunk_id = ?", (chunk_id,)
-            ).fetchone()
-            if row is None:
-                return []
-            doc_id, pos = row
-            rows = conn.execute(
-                f"""SELECT * FROM (
-                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position < ?
-                    ORDER BY position DESC LIMIT ?)
-                UNION ALL SELECT * FROM (
-                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position >= ?
-                    ORDER BY position LIMIT ?)
-                ORDER BY position""",
-                (doc_id, pos, max(n, 0), doc_id, pos, max(n, 0) + 1),
-            )
-            return [row_to_chunk(r) for r in rows]
-
-    def documents(self, kb: str) -> list[Document]:
-        with self._read(kb) as conn:
-            rows = conn.execute(
-                "SELECT doc_id, title, url, page, content_hash, scope "
-                "FROM documents ORDER BY doc_id"
-            )
-            return [Document(*row) for row in rows]
-
-    def chunk_ids(self, kb: str) -> set[str]:
-        with self._read(kb) as conn:
-            return {row[0] for row in conn.execute("SELECT chunk_id FROM chunks")}
-
-    # -- search ----------------------------------------------------------------------------
+    # -- the dense matrix ------------------------------------------------------------------
 
     def _dense_index(self, kb: str, conn: sqlite3.Connection) -> DenseIndex | None:
         gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
@@ -417,65 +288,110 @@ class SQLiteStore:
             self._dense[kb] = index
         return index
 
+
+def _record_schema_version(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
+
+
+class SQLiteKB:
+    """A handle on one knowledge base of a :class:`SQLiteStore` (see ``KBStore``)."""
+
+    def __init__(self, store: SQLiteStore, name: str) -> None:
+        self.store = store
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"SQLiteKB({self.name!r}, root={str(self.store.root)!r})"
+
+    def apply(
+        self,
+        updates: Sequence[DocumentUpdate] = (),
+        removed_doc_ids: Sequence[str] = (),
+        meta: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store._apply(self.name, updates, removed_doc_ids, meta)
+
     def dense(
-        self, kb: str, vector: Vectors, k: int, filter: SearchFilter | None = None
+        self, vector: Vectors, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        """Exact cosine search (vectors are L2-normalised, so cosine is a dot product)."""
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        with self._read(kb) as conn:
-            index = self._dense_index(kb, conn)
-            if index is None or k <= 0:
+        with self.store._read(self.name) as conn:
+            index = self.store._dense_index(self.name, conn)
+            if index is None:
                 return []
-            if query.shape[0] != index.matrix.shape[1]:
-                raise ValueError(
-                    f"query vector has dim {query.shape[0]}, {kb!r} has {index.matrix.shape[1]}"
-                )
-            # A chunk's score is its best window's: a match anywhere in it counts fully.
-            scores = np.maximum.reduceat(index.matrix @ query, index.starts)
-            mask = index.mask(filter)
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-            n = min(k, int(np.count_nonzero(np.isfinite(scores))))
-            if n == 0:
-                return []
-            top = np.argpartition(-scores, n - 1)[:n]
-            top = top[np.argsort(-scores[top], kind="stable")]
-            chunks = self._chunks_by_rid(conn, index.rids[top].tolist())
-        return [
-            (chunks[int(r)], float(s)) for r, s in zip(index.rids[top], scores[top], strict=True)
-        ]
+            found = index.search(vector, k, filter, self.name)
+            rows = conn.execute(
+                f"SELECT rid, {CHUNK_COLUMNS} FROM chunks "
+                "WHERE rid IN (SELECT value FROM json_each(?))",
+                (json.dumps([rid for rid, _ in found]),),
+            )
+            chunks = {row["rid"]: row_to_chunk(row) for row in rows}
+        return [(chunks[rid], score) for rid, score in found]
 
     def keyword(
-        self, kb: str, text: str, k: int, filter: SearchFilter | None = None
+        self, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        """BM25 (FTS5) matches for free text, best first; scores are positive, higher is better."""
         # Text with CJK characters is matched by bigrams (see store/cjk.py); all other
         # text by the original index, so its scores are unchanged.
         table = "chunks_cjk" if cjk.has_cjk(text) else "chunks_fts"
         match = cjk.cjk_query(text, STOPWORDS) if table == "chunks_cjk" else fts_query(text)
-        with self._read(kb) as conn:
+        with self.store._read(self.name) as conn:
             if not match or k <= 0:
                 return []
-            where: list[str] = [f"{table} MATCH ?"]
-            params: list[object] = [match]
-            if filter is not None:
-                if filter.scope is not None:
-                    # A chunk's scope is a space-separated list: match one member exactly.
-                    where.append("(c.scope = ? OR instr(' ' || c.scope || ' ', ?) > 0)")
-                    params += [filter.scope, f" {filter.scope} "]
-                if filter.page_prefix:
-                    # substr, not LIKE: LIKE is case-insensitive and treats % and _ as wildcards.
-                    where.append("substr(c.page, 1, ?) = ?")
-                    params += [len(filter.page_prefix), filter.page_prefix]
-                if filter.doc_ids is not None:
-                    where.append("c.doc_id IN (SELECT value FROM json_each(?))")
-                    params.append(json.dumps(list(filter.doc_ids)))
+            where, params = filter_sql(filter)
             # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
             # ascending); flip the sign so every ranker in citewise reads "higher is better".
             rows = conn.execute(
                 f"SELECT -bm25({table}) AS score, {C_CHUNK_COLUMNS} "
                 f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
-                f"WHERE {' AND '.join(where)} ORDER BY bm25({table}) LIMIT ?",
-                (*params, k),
+                f"WHERE {' AND '.join([f'{table} MATCH ?', *where])} "
+                f"ORDER BY bm25({table}) LIMIT ?",
+                (match, *params, k),
             )
             return [(row_to_chunk(row), float(row["score"])) for row in rows]
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        with self.store._read(self.name) as conn:
+            rows = conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks "
+                "WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids)),),
+            )
+            found = {row["chunk_id"]: row_to_chunk(row) for row in rows}
+        return [found[i] for i in ids if i in found]
+
+    def neighbours(self, chunk_id: str, n: int) -> list[Chunk]:
+        with self.store._read(self.name) as conn:
+            row = conn.execute(
+                "SELECT doc_id, position FROM chunks WHERE chunk_id = ?", (chunk_id,)
+            ).fetchone()
+            if row is None:
+                return []
+            doc_id, pos = row
+            rows = conn.execute(
+                f"""SELECT * FROM (
+                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position < ?
+                    ORDER BY position DESC LIMIT ?)
+                UNION ALL SELECT * FROM (
+                    SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND position >= ?
+                    ORDER BY position LIMIT ?)
+                ORDER BY position""",
+                (doc_id, pos, max(n, 0), doc_id, pos, max(n, 0) + 1),
+            )
+            return [row_to_chunk(r) for r in rows]
+
+    def documents(self) -> list[Document]:
+        with self.store._read(self.name) as conn:
+            rows = conn.execute(
+                "SELECT doc_id, title, url, page, content_hash, scope "
+                "FROM documents ORDER BY doc_id"
+            )
+            return [Document(*row) for row in rows]
+
+    def chunk_ids(self) -> set[str]:
+        with self.store._read(self.name) as conn:
+            return {row[0] for row in conn.execute("SELECT chunk_id FROM chunks")}
+
+    def meta(self) -> dict[str, str]:
+        with self.store._read(self.name) as conn:
+            rows = conn.execute("SELECT key, value FROM meta WHERE key NOT LIKE '\\_%' ESCAPE '\\'")
+            return {row["key"]: row["value"] for row in rows}

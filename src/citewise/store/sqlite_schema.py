@@ -1,15 +1,18 @@
-"""The SQLite store's schema, column mapping and the safe FTS5 query built from free text."""
+"""The SQLite store's file: schema and creation, column mapping, filters as SQL, FTS5 queries."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import secrets
 import sqlite3
-import unicodedata
+import uuid
+from pathlib import Path
 from typing import Any
 
-from citewise.models import Chunk
+from citewise.models import Chunk, SearchFilter
 from citewise.store import cjk
+from citewise.store.text import query_terms
 
 # 2 added the CJK bigram index (chunks_cjk); a version-1 file gains it when first opened.
 SCHEMA_VERSION = "2"
@@ -57,6 +60,34 @@ END;
     + cjk.CJK_SCHEMA
 )
 
+
+def create_database(path: Path) -> None:
+    """Create an empty knowledge base file at ``path`` unless one is there already."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Build the schema in a temporary file and link it into place, so nobody ever opens a
+    # half-created knowledge base and two creators cannot clobber each other.
+    tmp = path.parent / f".{path.stem}.{uuid.uuid4().hex}.tmp"
+    conn = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            # A random start, so a dropped and recreated knowledge base never reuses a
+            # generation another process may have cached.
+            [("_schema", SCHEMA_VERSION), (GENERATION_KEY, str(secrets.randbits(62)))],
+        )
+    finally:
+        conn.close()
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+
+
 CHUNK_COLUMNS = (
     "chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page, "
     "scope, page_number"
@@ -71,15 +102,6 @@ ON CONFLICT (chunk_id) DO UPDATE SET
     page = excluded.page, scope = excluded.scope, page_number = excluded.page_number
 """
 
-STOPWORDS = frozenset(
-    "a an and are as at be but by can do does for from has have how i if in into is it its "
-    "me my of on or so than that the their then there these this to was what when where which "
-    "who why will with you your s t".split()
-)
-_MAX_TERMS = 64
-# Letters and digits only: the unicode61 tokenizer treats "_" and punctuation as separators.
-_WORD = re.compile(r"[^\W_]+")
-
 
 def fts_query(text: str) -> str:
     """A safe FTS5 MATCH expression for free text: quoted terms joined by OR ("" if none).
@@ -88,10 +110,7 @@ def fts_query(text: str) -> str:
     or NEAR never reach the FTS5 query parser as syntax. OR (not AND) lets BM25 rank
     documents that match more, and rarer, terms higher instead of requiring all of them.
     """
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-    content = [w for w in words if w not in STOPWORDS]
-    terms = list(dict.fromkeys(content or words))[:_MAX_TERMS]
-    return " OR ".join(f'"{term}"' for term in terms)
+    return " OR ".join(f'"{term}"' for term in query_terms(text))
 
 
 def row_to_chunk(row: sqlite3.Row) -> Chunk:
@@ -105,3 +124,23 @@ def chunk_params(c: Chunk) -> tuple[Any, ...]:
         c.chunk_id, c.doc_id, c.position, c.section_index, c.text, c.title,
         json.dumps(list(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
     )  # fmt: skip
+
+
+def filter_sql(f: SearchFilter | None) -> tuple[list[str], list[object]]:
+    """WHERE conditions (on chunks aliased ``c``) and their parameters for a search filter."""
+    where: list[str] = []
+    params: list[object] = []
+    if f is None:
+        return where, params
+    if f.scope is not None:
+        # A chunk's scope is a space-separated list: match one member exactly.
+        where.append("(c.scope = ? OR instr(' ' || c.scope || ' ', ?) > 0)")
+        params += [f.scope, f" {f.scope} "]
+    if f.page_prefix:
+        # substr, not LIKE: LIKE is case-insensitive and treats % and _ as wildcards.
+        where.append("substr(c.page, 1, ?) = ?")
+        params += [len(f.page_prefix), f.page_prefix]
+    if f.doc_ids is not None:
+        where.append("c.doc_id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(f.doc_ids)))
+    return where, params

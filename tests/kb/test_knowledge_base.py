@@ -10,11 +10,11 @@ import pytest
 from citewise import limits
 from citewise.config import Settings
 from citewise.errors import ConfigurationError, KnowledgeBaseError, SourceError, TooLargeError
-from citewise.ingest import source_from_bytes, upload_doc_id
-from citewise.kbconfig import KBConfig
-from citewise.knowledge import KnowledgeBase
-from citewise.retrieval.options import RetrievalOptions
-from citewise.strategies import IndexStrategy
+from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase, source_from_bytes
+from citewise.kb.config import stored_embedder
+from citewise.options import SearchOptions
+from citewise.sources.upload import upload_doc_id
+from citewise.testing import ScriptedChatModel, script
 from tests.kb_support import MakeKB, sections, upload
 from tests.parsing.files import make_docx, make_pdf
 
@@ -26,7 +26,7 @@ def test_create_keeps_settings_in_meta(tmp_path: Path) -> None:
     config = KBConfig(
         strategy=IndexStrategy("parent_child", parent_chars=1200, child_chars=300),
         embedder="minilm",
-        defaults=RetrievalOptions(top_k=3, search_type="full_text", context_window=1),
+        defaults=SearchOptions(top_k=3, search_type="full_text", context_window=1),
         description="team handbook",
     )
     settings = Settings(home=tmp_path)
@@ -43,6 +43,45 @@ def test_create_checks_the_embedder_before_making_anything(tmp_path: Path) -> No
     assert not KnowledgeBase("x", settings=settings).exists
 
 
+def test_meta_names_the_embedder_and_its_model_and_the_old_layout_is_read(
+    make_kb: MakeKB,
+) -> None:
+    kb = make_kb()
+    kb.add_documents([upload("install.md", INSTALL)])
+    meta = kb.meta()
+    assert (meta["embedder"], meta["embedder_model"]) == ("minilm", kb.embedder.model_id)
+    assert stored_embedder(meta) == ("minilm", kb.embedder.model_id)
+    # Before one vocabulary, ``embedder`` held the model id and ``embedder_name`` the name.
+    old = {"embedder": "some/model-id", "embedder_name": "e5"}
+    assert stored_embedder(old) == ("e5", "some/model-id")
+    assert KBConfig.from_meta(old, default_embedder="minilm").embedder == "e5"
+
+
+def test_describe_shows_settings_and_size(make_kb: MakeKB) -> None:
+    kb = make_kb("described")
+    kb.add_documents([upload("install.md", INSTALL), upload("config.md", CONFIG)])
+    described = kb.describe()
+    assert (described["name"], described["strategy"], described["embedder"]) == (
+        "described", "section", "minilm",
+    )  # fmt: skip
+    assert described["documents"] == 2 and described["chunks"] == len(kb.store.chunk_ids()) == 5
+
+
+def test_a_model_given_to_the_knowledge_base_writes_the_answers(make_kb: MakeKB) -> None:
+    model = ScriptedChatModel(reply=script(answer="Use pip."))
+    kb = make_kb(model=model)
+    kb.add_documents([upload("install.md", INSTALL)])
+    answer = kb.ask("How do I install it?")
+    assert (answer.kind, answer.text) == ("generated", "Use pip.")
+    assert [call.kind for call in model.calls] == ["Plan", "answer"]
+    assert answer.hits and answer.hits[0].chunk.doc_id == "install.md"
+
+    other = ScriptedChatModel(reply=script(answer="Another model."))
+    assert kb.with_model(other).ask("How do I install it?").text == "Another model."
+    assert kb.ask("How do I install it?", model=other).text == "Another model."
+    assert len(model.calls) == 2 and len(other.calls) == 4
+
+
 def test_add_documents_of_every_format(make_kb: MakeKB) -> None:
     kb = make_kb()
     files = [
@@ -56,7 +95,7 @@ def test_add_documents_of_every_format(make_kb: MakeKB) -> None:
     report = kb.add_documents(files)
     assert sorted(report.added) == sorted(f.doc_id for f in files)
     assert {d.doc_id for d in kb.documents()} == {f.doc_id for f in files}
-    hits = kb.retrieve("back up the database", {"top_k": 1})
+    hits = kb.search("back up the database", top_k=1)
     assert hits[0].chunk.doc_id == "manual.pdf"
     again = kb.add_documents(files[:1])
     assert again.unchanged == ["guide/install.md"] and again.chunks_embedded == 0
@@ -73,12 +112,12 @@ def test_replacing_a_document_drops_its_old_chunks(make_kb: MakeKB) -> None:
 def test_delete_counts_chunks_and_absent_is_zero(make_kb: MakeKB) -> None:
     kb = make_kb()
     kb.add_documents([upload("install.md", INSTALL), upload("config.md", CONFIG)])
-    chunks = len(kb.store.chunk_ids(kb.name))
+    chunks = len(kb.store.chunk_ids())
     assert kb.delete_document("config.md") == 3  # its h1 and two parts
     assert kb.delete_document("config.md") == 0
     assert kb.delete_document("never-there.md") == 0
-    assert len(kb.store.chunk_ids(kb.name)) == chunks - 3
-    assert all(h.chunk.doc_id == "install.md" for h in kb.retrieve("EXAMPLE_KEY environment"))
+    assert len(kb.store.chunk_ids()) == chunks - 3
+    assert all(h.chunk.doc_id == "install.md" for h in kb.search("EXAMPLE_KEY environment"))
 
 
 def test_file_over_the_size_limit_stores_nothing(make_kb: MakeKB) -> None:
@@ -96,7 +135,7 @@ def test_parsed_text_over_the_limit_stores_nothing(
     monkeypatch.setattr(limits, "MAX_TEXT_BYTES", 100)
     with pytest.raises(TooLargeError, match="refused before chunking"):
         kb.add_documents([upload("long.md", sections("Long", "word " * 100))])
-    assert kb.documents() == [] and kb.store.chunk_ids(kb.name) == set()
+    assert kb.documents() == [] and kb.store.chunk_ids() == set()
 
 
 @pytest.mark.parametrize("name", ["../etc/passwd", "/abs.md", "", "a\x00.md", "..\\x.md"])
@@ -171,7 +210,7 @@ def test_searches_see_whole_versions_during_ingest_and_delete(make_kb: MakeKB) -
     def reader() -> None:
         try:
             while not stop.is_set():
-                hits = kb.store.keyword(kb.name, "zebra", 50)
+                hits = kb.store.keyword("zebra", 50)
                 seen.append(tuple(sorted(h.text.split()[-2] for h, _ in hits)))
         except BaseException as error:  # pragma: no cover - reported below
             errors.append(error)

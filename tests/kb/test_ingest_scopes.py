@@ -10,11 +10,9 @@ from citewise.config import Settings
 from citewise.embedding import get_embedder
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError
-from citewise.indexing import parse_folder
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase, parse_folder
 from citewise.sources.nav import ScopeRule
-
-from .sources.conftest import widget_docs
+from tests.sources.conftest import widget_docs
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +46,11 @@ def test_folder_scopes_follow_the_nav_and_filter_search(
         "index.md": "library",
     }
     assert kb.scopes == ("all", "examples", "guide", "library")
-    library = kb.search("caching proxy widgets", k=10, scope="library")
+    library = kb.search("caching proxy widgets", top_k=10, scope="library")
     assert library and not any(hit.chunk.page.startswith("examples/") for hit in library)
-    examples = kb.search("caching proxy widgets", k=10, scope="examples")
+    examples = kb.search("caching proxy widgets", top_k=10, scope="examples")
     assert examples and all(hit.chunk.page.startswith("examples/") for hit in examples)
-    assert len(kb.search("caching proxy widgets", k=10, scope="all")) == 5
+    assert len(kb.search("caching proxy widgets", top_k=10, scope="all")) == 5
 
 
 def test_a_changed_scope_rule_rewrites_scopes_without_embedding(
@@ -66,7 +64,7 @@ def test_a_changed_scope_rule_rewrites_scopes_without_embedding(
     assert sorted(report.updated) == ["examples/cache.md", "examples/index.md"]
     assert report.chunks_embedded == 0
     assert scopes_by_page(kb)["examples/cache.md"] == "examples"
-    hits = kb.search("caching proxy", k=10, scope="library")
+    hits = kb.search("caching proxy", top_k=10, scope="library")
     assert not any(hit.chunk.page.startswith("examples/") for hit in hits)
 
 

@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from citewise.retrieval.options import RetrievalOptions, options_from_json
+from citewise.options import SearchOptions, options_from_json
 from citewise.strategies import IndexStrategy
 
 META_STRATEGY = "strategy"
-META_EMBEDDER = "embedder_name"
+META_EMBEDDER = "embedder"
+META_EMBEDDER_MODEL = "embedder_model"
 META_RETRIEVAL = "retrieval"
 META_DESCRIPTION = "description"
+# Before one vocabulary: ``embedder`` held the model id and ``embedder_name`` the name.
+_OLD_EMBEDDER_NAME = "embedder_name"
+
+
+def stored_embedder(meta: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(registry name, model id) of the embedder a knowledge base's vectors were made with,
+    from either meta layout (None where the meta does not say)."""
+    if META_EMBEDDER_MODEL in meta:
+        return meta.get(META_EMBEDDER) or None, meta[META_EMBEDDER_MODEL] or None
+    return meta.get(_OLD_EMBEDDER_NAME) or None, meta.get(META_EMBEDDER) or None
 
 
 @dataclass(frozen=True)
@@ -24,13 +35,14 @@ class KBConfig:
 
     strategy: IndexStrategy = field(default_factory=IndexStrategy)
     embedder: str = "minilm"
-    defaults: RetrievalOptions = field(default_factory=RetrievalOptions)
+    defaults: SearchOptions = field(default_factory=SearchOptions)
     description: str = ""
 
     def to_meta(self) -> dict[str, str]:
         return {
             **self.strategy.to_meta(),
             META_EMBEDDER: self.embedder,
+            META_EMBEDDER_MODEL: "",
             META_RETRIEVAL: self.defaults.to_json(),
             META_DESCRIPTION: self.description,
         }
@@ -39,7 +51,7 @@ class KBConfig:
     def from_meta(cls, meta: Mapping[str, str], *, default_embedder: str) -> KBConfig:
         return cls(
             strategy=IndexStrategy.from_meta(meta),
-            embedder=meta.get(META_EMBEDDER) or default_embedder,
+            embedder=stored_embedder(meta)[0] or default_embedder,
             defaults=options_from_json(meta.get(META_RETRIEVAL)),
             description=meta.get(META_DESCRIPTION, ""),
         )

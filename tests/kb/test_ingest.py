@@ -11,7 +11,7 @@ from citewise.config import Settings
 from citewise.embedding import get_embedder
 from citewise.embedding.base import Embedder, Vectors
 from citewise.errors import EmbeddingError, KnowledgeBaseError
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
 
 SITE = "https://docs.example/"
 
@@ -81,9 +81,9 @@ def test_reindex_embeds_only_what_changed_and_drops_deleted_files(
     third = kb.index_folder(docs, site_url=SITE, version="1.0")
     assert third.updated == ["guide/install.md"] and third.removed == ["guide/auth.md"]
     assert third.chunks_embedded == 1 and third.chunks == 3
-    pages = {hit.chunk.page for hit in kb.search("rotate API keys", k=10)}
+    pages = {hit.chunk.page for hit in kb.search("rotate API keys", top_k=10)}
     assert "guide/auth/" not in pages
-    assert kb.search("upgrade with uv", k=1)[0].url == f"{SITE}1.0/guide/install/#upgrade"
+    assert kb.search("upgrade with uv", top_k=1)[0].url == f"{SITE}1.0/guide/install/#upgrade"
 
 
 def test_failed_embedding_names_the_file_and_keeps_the_index(

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from citewise import indexing, limits
+import citewise.kb.ingest as ingest_module
+from citewise import limits
 from citewise.cli import main
 from citewise.config import Settings
 from citewise.errors import TooLargeError
-from citewise.indexing import parse_file
-from citewise.knowledge import KnowledgeBase
+from citewise.kb import KnowledgeBase
+from citewise.parsing.source import parse_file
 from citewise.sources import SourceFile
-
-from .parsing.files import OutlineItem, make_docx, make_pdf
+from tests.parsing.files import OutlineItem, make_docx, make_pdf
 
 SITE = "https://docs.example/"
 
@@ -69,7 +69,7 @@ def test_index_a_folder_of_every_format(
     assert sorted(doc.doc_id for doc in kb.documents()) == files
 
     def best(query: str) -> tuple[str, int | None, str]:
-        hit = kb.search(query, k=1)[0]
+        hit = kb.search(query, top_k=1)[0]
         return hit.url, hit.chunk.page_number, hit.chunk.text
 
     url, page_number, text = best("how do I charge the battery with the yellow cable")
@@ -116,7 +116,7 @@ def test_parsed_text_over_the_limit_is_refused_before_chunking(
     (docs / "a.md").write_text("# A\n\nSmall page.\n")
     kb = KnowledgeBase("kb", settings=Settings(home=home))
     kb.index_folder(docs)
-    before = kb.store.chunk_ids("kb")
+    before = kb.store.chunk_ids()
 
     # A 1.9 KiB CSV makes more than 2 KiB of table text: the bytes pass, the text does not.
     (docs / "wide.csv").write_text("a,b,c,d\n" + "1,2,3,4\n" * 240)
@@ -126,10 +126,10 @@ def test_parsed_text_over_the_limit_is_refused_before_chunking(
     def no_chunking(*args: object, **kwargs: object) -> None:
         raise AssertionError("chunked text over the limit")
 
-    monkeypatch.setattr(indexing, "chunk_sections", no_chunking)
+    monkeypatch.setattr(ingest_module, "chunk_sections", no_chunking)
     with pytest.raises(TooLargeError, match=r"wide\.csv: parsed text is over the 2\.0 KiB"):
         kb.index_folder(docs)
-    assert kb.store.chunk_ids("kb") == before
+    assert kb.store.chunk_ids() == before
     assert [doc.doc_id for doc in kb.documents()] == ["a.md"]
 
 

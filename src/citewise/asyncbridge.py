@@ -1,0 +1,114 @@
+"""The bridges between synchronous and asynchronous code: one module for all three.
+
+- :func:`run_sync`: a coroutine's result from synchronous code (even under a running loop).
+- :func:`iterate_in_thread`: an async iterator consumed from synchronous code.
+- :func:`in_own_task`: an async generator produced by a task of its own, so a cancel from an
+  anyio cancel scope (a disconnected client) becomes one clean asyncio cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import aclosing
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coroutine)``; inside a running loop, on a worker thread of its own.
+
+    asyncio.run refuses to nest, and the synchronous API (CLI, indexing, sync endpoints) may
+    be called from code that already runs a loop, such as a notebook or an async test.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+_END = object()
+
+
+def iterate_in_thread(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    """Iterate an async iterator from synchronous code, on a private loop in a worker thread.
+
+    A private loop (not ``asyncio.run`` here) keeps this usable from code that already runs
+    an event loop, such as a notebook or a server's synchronous handler. Closing the
+    iterator early cancels the async one.
+    """
+    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    async def pump() -> None:
+        try:
+            async for item in make():
+                items.put(item)
+        except BaseException as error:  # handed to the consumer's thread and raised there
+            items.put(error)
+        finally:
+            items.put(_END)
+
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(pump())
+
+    def run() -> None:
+        try:
+            loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+
+    thread = threading.Thread(target=run, name="citewise-async", daemon=True)
+    thread.start()
+    try:
+        while (item := items.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield cast(T, item)
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        loop.close()
+
+
+_TASKS: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
+
+
+async def in_own_task(items: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]:
+    """``items``, produced by a task of its own that closing this generator cancels.
+
+    Starlette cancels a disconnected stream through an anyio cancel scope, which cancels
+    again at every await: LangGraph's cleanup (cancel its node tasks, then wait for them)
+    is cut short and the model's task streams on. A plain asyncio cancel of a separate
+    task lets that cleanup run to the end, so the model is asked for nothing more.
+    """
+    channel: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
+
+    async def pump() -> None:
+        try:
+            async with aclosing(items) as stream:
+                async for item in stream:
+                    await channel.put(item)
+        except Exception as error:  # handed to the consumer and raised there
+            await channel.put(error)
+        else:
+            await channel.put(_END)
+
+    task = asyncio.create_task(pump(), name="citewise-stream")
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+    try:
+        while (item := await channel.get()) is not _END:
+            if isinstance(item, Exception):
+                raise item
+            yield cast(T, item)
+    finally:
+        task.cancel()

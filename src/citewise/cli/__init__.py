@@ -1,0 +1,48 @@
+"""The command line: `citewise index | sections | search | ask | kb | doc | serve | mcp | eval |
+bench`, one module per command group, each calling the service layer (:mod:`citewise.kb`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from citewise.cli.bench import add_bench_commands
+from citewise.cli.common import Command
+from citewise.cli.evaluate import add_eval_command
+from citewise.cli.index import add_index_commands
+from citewise.cli.kb import add_doc_commands, add_kb_commands
+from citewise.cli.query import NO_MODEL_HINT, add_query_commands
+from citewise.cli.serve import add_serve_commands
+from citewise.config import Settings
+from citewise.errors import CitewiseError
+
+__all__ = ["NO_MODEL_HINT", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citewise", description="Answer questions about a documentation set, with citations."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_index_commands(commands)
+    add_query_commands(commands)
+    add_eval_command(commands)
+    add_bench_commands(commands)
+    add_serve_commands(commands)
+    add_kb_commands(commands)
+    add_doc_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Command = args.run
+    try:
+        return run(args, Settings.from_env())
+    except CitewiseError as error:
+        print(f"citewise: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("citewise: interrupted", file=sys.stderr)
+        return 130

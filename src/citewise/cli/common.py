@@ -1,0 +1,162 @@
+"""What every command group shares: the search-option flags, JSON output, progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeAlias
+
+from citewise.config import Settings
+from citewise.kb import KnowledgeBase, Progress
+from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES
+
+__all__ = [
+    "DEFAULT_KB",
+    "Command",
+    "Subcommands",
+    "add_search_flags",
+    "open_kb",
+    "print_json",
+    "progress_bar",
+    "search_overrides",
+    "warn",
+]
+
+DEFAULT_KB = "docs"
+
+# A command's handler: the parsed arguments and the environment's settings → exit code.
+Command = Callable[[argparse.Namespace, Settings], int]
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+# Flag destinations that are search options, in the order SearchOptions lists them.
+_SEARCH_FIELDS = (
+    "top_k",
+    "search_type",
+    "query_rewrite",
+    "rerank",
+    "rerank_candidates",
+    "context_window",
+    "scope",
+    "doc_ids",
+    "page_prefix",
+)
+# Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
+_OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
+
+
+def warn(message: str) -> None:
+    print(f"citewise: warning: {message}", file=sys.stderr)
+
+
+def print_json(payload: Any) -> None:
+    print(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def open_kb(name: str, settings: Settings) -> KnowledgeBase:
+    """The knowledge base ``name`` in the process-wide library of ``settings``.
+
+    The knowledge base carries this run's ``settings`` (not the library's first ones), so
+    the chat model and a new index's embedder follow the environment of this command.
+    """
+    return KnowledgeBase(name, settings=settings)
+
+
+@contextmanager
+def progress_bar(enabled: bool, label: str) -> Iterator[Progress | None]:
+    """A rich progress bar on a terminal; nothing when output is piped."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as Bar
+
+    with Bar(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int, doc_id: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{label} {doc_id}")
+
+        yield update
+
+
+class _Deprecated(argparse.Action):
+    """An old flag: warns on stderr, then stores its value under the new flag's name (so
+    the service layer only ever sees today's vocabulary)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        replacement: str,
+        translate: Callable[[Any], Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.replacement = replacement
+        self.translate = translate
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        warn(f"{option_string} is deprecated, use {self.replacement}")
+        setattr(namespace, self.dest, values if self.translate is None else self.translate(values))
+
+
+def add_search_flags(
+    sub: argparse.ArgumentParser,
+    *,
+    legacy: Sequence[str] = (),
+    title: str = "search options (default: the knowledge base's own)",
+) -> None:
+    """Add the search-option flags to ``sub``, each defaulting to None so the knowledge
+    base's own defaults apply unless a flag overrides them.
+
+    ``legacy`` names the old spellings the command kept for one release: ``-k`` (now
+    ``--top-k``) and ``--mode`` (now ``--search-type``, ``keyword`` being ``full_text``).
+    """
+    group = sub.add_argument_group(title)
+    group.add_argument("--top-k", type=int, default=None, metavar="N", help="how many sections")
+    group.add_argument("--search-type", choices=SEARCH_TYPES, default=None)
+    group.add_argument("--query-rewrite", choices=QUERY_REWRITES, default=None)
+    group.add_argument("--rerank", choices=RERANKERS, default=None)
+    group.add_argument(
+        "--rerank-candidates", type=int, default=None, metavar="N",
+        help="how many fused candidates the reranker sees",
+    )  # fmt: skip
+    group.add_argument(
+        "--context-window", type=int, default=None, metavar="N",
+        help="append up to N neighbouring chunks of the same section to each hit",
+    )  # fmt: skip
+    group.add_argument("--scope", default=None, help="part of the docs to search (or all)")
+    group.add_argument(
+        "--doc-id", dest="doc_ids", action="append", default=None, metavar="DOC_ID",
+        help="only this document (repeatable)",
+    )  # fmt: skip
+    group.add_argument("--page-prefix", default=None, help="only pages under this path")
+    if "k" in legacy:
+        group.add_argument(
+            "-k", dest="top_k", type=int, action=_Deprecated, replacement="--top-k",
+            help=argparse.SUPPRESS,
+        )  # fmt: skip
+    if "mode" in legacy:
+        group.add_argument(
+            "--mode", dest="search_type", choices=tuple(_OLD_MODES), action=_Deprecated,
+            replacement="--search-type (keyword is full_text)", translate=_OLD_MODES.__getitem__,
+            help=argparse.SUPPRESS,
+        )  # fmt: skip
+
+
+def search_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The search options the flags set (flags left out are absent, not None)."""
+    overrides = {name: getattr(args, name, None) for name in _SEARCH_FIELDS}
+    if overrides["doc_ids"] is not None:
+        overrides["doc_ids"] = tuple(overrides["doc_ids"])
+    return {name: value for name, value in overrides.items() if value is not None}

@@ -1,0 +1,65 @@
+"""`citewise eval`: run question cases against a knowledge base and report how it did."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from citewise.cli.common import DEFAULT_KB, Subcommands, open_kb
+from citewise.config import Settings
+from citewise.errors import ConfigurationError
+from citewise.kb import DEFAULT_WORKFLOW, WORKFLOWS, make_chat_model
+
+__all__ = ["add_eval_command"]
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: the harness loads the evaluation machinery only this command needs.
+    from citewise.evaluation.harness import run_assistant_eval, run_retrieval_eval
+
+    kb = open_kb(args.kb, settings)
+    out_dir = Path(args.output) if args.output else None
+    model = kb.model
+    if args.retrieval_only:
+        outcome = run_retrieval_eval(
+            Path(args.cases), kb, modes=args.modes.split(","), runs=args.runs,
+            out_dir=out_dir, model=model,
+        )  # fmt: skip
+    else:
+        if model is None:
+            raise ConfigurationError(
+                "a full evaluation runs the assistant and needs a chat model "
+                "(CITEWISE_LLM_MODEL); use --retrieval-only to evaluate search alone"
+            )
+        judge = None
+        if args.judge_model:
+            judge = make_chat_model(settings.with_overrides(llm_model=args.judge_model))
+        outcome = run_assistant_eval(
+            Path(args.cases), kb, model, judge=judge, workflow=args.workflow,
+            runs=args.runs, out_dir=out_dir,
+        )  # fmt: skip
+    print(outcome.text)
+    for path in outcome.written:
+        print(f"wrote {path}")
+    return 1 if len(outcome.failed_cases) > args.max_failures else 0
+
+
+def add_eval_command(commands: Subcommands) -> None:
+    """``citewise eval CASES``."""
+    evaluate = commands.add_parser("eval", help="evaluate question cases against a kb")
+    evaluate.add_argument("cases", help="cases JSON (messages, settings, parts, reply)")
+    evaluate.add_argument("--kb", default=DEFAULT_KB, help="knowledge base name")
+    evaluate.add_argument(
+        "--retrieval-only", action="store_true", help="no chat model: search the last message"
+    )
+    evaluate.add_argument("--modes", default="vector,keyword,hybrid", help="search modes")
+    evaluate.add_argument("--runs", type=int, default=1, help="repeat each case N times")
+    evaluate.add_argument("--output", help="folder for results.json, report.md, recall.png")
+    evaluate.add_argument(
+        "--max-failures", type=int, default=0, help="failed cases allowed before exit 1"
+    )
+    evaluate.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOWS)
+    evaluate.add_argument(
+        "--judge-model", help="judge reply shapes with this model (same endpoint)"
+    )
+    evaluate.set_defaults(run=cmd_eval)

@@ -1,0 +1,136 @@
+"""`citewise index` (a docs folder or a published release) and `citewise sections`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from citewise.cli.common import (
+    DEFAULT_KB,
+    Subcommands,
+    open_kb,
+    print_json,
+    progress_bar,
+)
+from citewise.config import Settings
+from citewise.errors import ConfigurationError
+from citewise.kb import Library, parse_folder
+from citewise.sources.nav import ScopeRule
+
+__all__ = ["add_index_commands"]
+
+# How a requested release was resolved, as the summary line tells it ("exact" says nothing).
+_RESOLVED_HOW = {
+    "normalized": "published as {version}",
+    "alias": "alias",
+    "development": "development version, latest docs",
+    "fallback": "not published, latest docs",
+}
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    if args.release:
+        return _index_release(args, settings)
+    if args.folder is None:
+        raise ConfigurationError("give a FOLDER to index, or --release OWNER/REPO@VERSION")
+    kb = open_kb(args.kb or DEFAULT_KB, settings.with_overrides(embedder=args.embedder))
+    if args.rebuild and kb.exists:
+        kb.drop()
+    with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
+        report = kb.index_folder(
+            Path(args.folder),
+            site_url=args.site_url,
+            version=args.version,
+            progress=progress,
+            scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
+        )
+    if args.json:
+        print_json(asdict(report))
+    else:
+        print(report.summary())
+    return 0
+
+
+def _index_release(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here so the other commands never load httpx or the release machinery.
+    from citewise.kb.releases import index_release
+    from citewise.sources.release import ReleaseSpec
+
+    if args.folder is not None or args.version is not None:
+        raise ConfigurationError("--release takes no FOLDER or --version: the release names both")
+    spec = ReleaseSpec.parse(
+        args.release,
+        site_url=args.site_url or None,
+        versions_url=args.versions_url,
+        archive_url=args.archive_url,
+        fallback_latest=args.fallback == "latest",
+        docs_dir=args.docs_dir,
+        scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
+    )
+    with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
+        result = index_release(
+            spec, Library.shared(settings), kb_name=args.kb, rebuild=args.rebuild,
+            refresh=args.refresh, progress=progress, embedder=args.embedder,
+        )  # fmt: skip
+    fetched = result.release
+    if args.json:
+        print_json({**asdict(result.report), **fetched.meta()})
+        return 0
+    print(result.report.summary())
+    resolved = fetched.resolved
+    how = _RESOLVED_HOW.get(resolved.how, "").format(version=resolved.version)
+    print(f"release {resolved.version}" + (f" (for {resolved.requested}: {how})" if how else ""))
+    return 0
+
+
+def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
+    sections = parse_folder(Path(args.folder), site_url=args.site_url, version=args.version)
+    for section in sections:
+        if args.json:
+            record = {
+                "url": section.url,
+                "page": section.page,
+                "heading_path": list(section.heading_path),
+                "level": section.level,
+                "anchor": section.anchor,
+                "doc_id": section.doc_id,
+                "scope": section.scope,
+            }
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            print(f"{section.url}  {' › '.join(section.heading_path)}")
+    return 0
+
+
+def add_index_commands(commands: Subcommands) -> None:
+    """``citewise index`` and ``citewise sections``."""
+    index = commands.add_parser("index", help="index (or re-index) a folder of docs or a release")
+    index.add_argument("folder", nargs="?", help="docs folder (not with --release)")
+    index.add_argument("--kb", default=None, help="knowledge base (default: docs, REPO-RELEASE)")
+    index.add_argument("--site-url", default="", help="published site URL, e.g. https://x.io/")
+    index.add_argument("--version", default=None, help="docs version segment in page URLs")
+    index.add_argument("--release", help="index a published release: OWNER/REPO@VERSION")
+    index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
+    index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")
+    index.add_argument("--fallback", choices=["latest"], help="unpublished: use the latest docs")
+    index.add_argument("--docs-dir", default="docs", help="docs folder inside the archive")
+    index.add_argument("--refresh", action="store_true", help="fetch versions.json again")
+    index.add_argument(
+        "--separate-scope", action="append", default=[], metavar="SECTION",
+        help="keep this nav section (scope name or title) out of the main 'library' scope",
+    )  # fmt: skip
+    index.add_argument("--embedder", default=None, help="embedder for a new knowledge base")
+    index.add_argument("--rebuild", action="store_true", help="drop the index and build anew")
+    index.add_argument("--json", action="store_true")
+    index.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    index.set_defaults(run=cmd_index)
+
+    sections = commands.add_parser("sections", help="list the sections a folder parses into")
+    sections.add_argument("folder")
+    sections.add_argument("--site-url", default="")
+    sections.add_argument("--version", default=None)
+    sections.add_argument("--json", action="store_true", help="one JSON object per line")
+    sections.set_defaults(run=cmd_sections)

@@ -1,0 +1,56 @@
+"""The service layer: every use-case of knowledge bases, for every door (CLI, server, MCP,
+Python, evaluation and bench).
+
+- :class:`Library`: where knowledge bases live (the store ``CITEWISE_STORE_URL`` names) and
+  what they share (embedders, chat models), each knowledge base opened once per process.
+- :class:`KnowledgeBase`: ingest (one pipeline for a folder, uploads, a release, parsed
+  sections), search (one pipeline: the knowledge base's defaults overridden per request →
+  rewrite → hybrid → rerank → context window) and answers (the chat model is picked in
+  :mod:`citewise.kb.models` only).
+- :mod:`citewise.kb.releases`: fetch a release's docs, then ingest them.
+"""
+
+from __future__ import annotations
+
+from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS
+from citewise.graph.events import Done, Event, Status, TextDelta
+from citewise.kb.config import KBConfig
+from citewise.kb.ingest import IndexReport, Progress, parse_folder, source_from_bytes
+from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
+from citewise.kb.library import Library
+from citewise.kb.models import make_chat_model, model_configured
+from citewise.options import ALL_SCOPE, SearchOptions, parse_options
+from citewise.strategies import (
+    DEFAULT_CHILD_CHARS,
+    DEFAULT_QUESTIONS,
+    STRATEGIES,
+    IndexStrategy,
+)
+
+__all__ = [
+    "AGENTIC",
+    "ALL_SCOPE",
+    "DEFAULT_CHILD_CHARS",
+    "DEFAULT_QUESTIONS",
+    "DEFAULT_WORKFLOW",
+    "RAG",
+    "STRATEGIES",
+    "WORKFLOWS",
+    "Done",
+    "Event",
+    "IndexReport",
+    "IndexStrategy",
+    "KBConfig",
+    "KnowledgeBase",
+    "Library",
+    "OnSearch",
+    "Progress",
+    "SearchOptions",
+    "Status",
+    "TextDelta",
+    "make_chat_model",
+    "model_configured",
+    "parse_folder",
+    "parse_options",
+    "source_from_bytes",
+]

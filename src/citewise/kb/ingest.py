@@ -1,0 +1,338 @@
+"""The one ingest pipeline: items (a folder's files, uploads, a release, parsed sections) →
+parse → chunk → embed only what changed → one atomic write."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from citewise.chunking import chunk_sections
+from citewise.embedding import embedding_windows
+from citewise.embedding.base import Embedder, Vectors
+from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
+from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
+from citewise.models import Chunk, Document, Section
+from citewise.parsing.base import binary_suffixes, supported_suffixes
+from citewise.parsing.source import parse_file
+from citewise.sources import SourceFile, read_folder
+from citewise.sources.scopes import ScopeOf, folder_scopes
+from citewise.sources.upload import upload_source
+from citewise.store.base import DocumentUpdate, KBStore
+
+__all__ = [
+    "IndexReport",
+    "IngestItem",
+    "Progress",
+    "WindowsOf",
+    "embed_chunks",
+    "folder_items",
+    "ingest",
+    "parse_folder",
+    "section_items",
+    "source_from_bytes",
+    "upload_items",
+]
+
+# Called after each document with (documents done, documents in all, doc id).
+Progress = Callable[[int, int, str], None]
+# The texts to embed for each chunk (its vectors all point at it); default: embedding windows.
+# Index strategies (citewise.strategies) supply others: small child windows, questions.
+WindowsOf = Callable[[Sequence[Chunk]], list[list[str]]]
+# Fresh chunks embedded together: large batches keep the model busy, and the embedding
+# cache fills batch by batch, so an interrupted run resumes where it stopped.
+EMBED_BATCH_CHUNKS = 256
+
+
+@dataclass
+class IndexReport:
+    """What an ingest run did."""
+
+    kb: str
+    files: int = 0
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    chunks: int = 0
+    chunks_embedded: int = 0
+    windows_embedded: int = 0
+    seconds: float = 0.0
+    # Chunks stored with less than their strategy asked for (a failed question generation).
+    failures: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.kb}: {self.files} files ({len(self.added)} added, {len(self.updated)} "
+            f"updated, {len(self.unchanged)} unchanged, {len(self.removed)} removed), "
+            f"{self.chunks} chunks, {self.chunks_embedded} embedded, {self.seconds:.1f}s"
+        )
+
+
+@dataclass(frozen=True)
+class IngestItem:
+    """One document to ingest: its id, a fingerprint of everything that shapes its chunks,
+    and how to get its sections (called only when the fingerprint changed)."""
+
+    doc_id: str
+    fingerprint: str
+    sections: Callable[[], list[Section]]
+    label: str = ""  # how errors name it (a path), the doc id when empty
+    scope: str = ""
+
+
+def fingerprint(data: bytes, shape: Mapping[str, str]) -> str:
+    """Changes when the content or anything that shapes its chunks (site URL, size…) does."""
+    digest = hashlib.sha256(data)
+    for key in sorted(shape):
+        digest.update(f"\0{key}={shape[key]}".encode())
+    return digest.hexdigest()
+
+
+def folder_items(
+    folder: Path,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    max_chars: int,
+    scopes: ScopeOf | None = None,
+) -> list[IngestItem]:
+    """Every supported file under ``folder`` as an item, with its scopes."""
+    scope_of = scopes or folder_scopes(folder)
+    shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
+    items = []
+    for source in read_folder(folder, supported_suffixes(), binary=binary_suffixes()):
+        scope = scope_of(source.doc_id)
+        # The scope is part of the fingerprint so a changed nav rewrites the chunks' scopes
+        # (their ids, and so their vectors, stay: nothing is re-embedded).
+        items.append(
+            _source_item(source, fingerprint(source.data, {**shape, "scope": scope}), scope,
+                         site_url=site_url, version=version)
+        )  # fmt: skip
+    return items
+
+
+def upload_items(sources: Sequence[SourceFile], *, scope: str, max_chars: int) -> list[IngestItem]:
+    """Uploaded files as items (their names must be distinct)."""
+    names = [source.doc_id for source in sources]
+    if len(set(names)) != len(names):
+        raise SourceError(f"the same document name appears twice: {sorted(names)}")
+    shape = {"max_chars": str(max_chars), "scope": scope, "upload": "1"}
+    return [_source_item(s, fingerprint(s.data, shape), scope) for s in sources]
+
+
+def section_items(documents: Mapping[str, Sequence[Section]]) -> list[IngestItem]:
+    """Documents already parsed into sections (a benchmark corpus, another tool's parser)."""
+    items = []
+    for doc_id, sections in documents.items():
+        data = "\0".join(f"{s.url}\0{'/'.join(s.heading_path)}\0{s.text}" for s in sections)
+        items.append(IngestItem(doc_id, fingerprint(data.encode(), {}), _given(sections)))
+    return items
+
+
+def _given(sections: Sequence[Section]) -> Callable[[], list[Section]]:
+    return lambda: list(sections)
+
+
+def _source_item(
+    source: SourceFile, print_: str, scope: str, *, site_url: str = "", version: str | None = None
+) -> IngestItem:
+    def sections() -> list[Section]:
+        return parse_file(source, site_url=site_url, version=version, scope=scope)
+
+    return IngestItem(source.doc_id, print_, sections, str(source.path), scope)
+
+
+def source_from_bytes(name: str, data: bytes) -> SourceFile:
+    """An uploaded file as a source; its suffix must name a supported format."""
+    return upload_source(name, data, known=supported_suffixes(), binary=binary_suffixes())
+
+
+def parse_folder(
+    folder: Path, *, site_url: str = "", version: str | None = None, scopes: ScopeOf | None = None
+) -> list[Section]:
+    """Every section of every documentation file under ``folder``, in path order."""
+    scope_of = scopes or folder_scopes(folder)
+    return [
+        section
+        for source in read_folder(folder, supported_suffixes(), binary=binary_suffixes())
+        for section in parse_file(
+            source, site_url=site_url, version=version, scope=scope_of(source.doc_id)
+        )
+    ]
+
+
+def embed_chunks(
+    embedder: Embedder, chunks: Sequence[Chunk], windows_of: WindowsOf | None = None
+) -> tuple[dict[str, Vectors], int]:
+    """Vectors for each chunk, one row per embedding window; also the number of windows."""
+    if windows_of is None:
+        windows = [embedding_windows(chunk.text, embedder.window_chars) for chunk in chunks]
+    else:
+        windows = windows_of(chunks) if chunks else []
+    flat = [text for chunk_windows in windows for text in chunk_windows]
+    if not flat:
+        return {}, 0
+    matrix = np.asarray(embedder.embed_documents(flat), dtype=np.float32)
+    vectors: dict[str, Vectors] = {}
+    row = 0
+    for chunk, chunk_windows in zip(chunks, windows, strict=True):
+        vectors[chunk.chunk_id] = matrix[row : row + len(chunk_windows)]
+        row += len(chunk_windows)
+    return vectors, len(flat)
+
+
+@dataclass
+class _Pending:
+    """A changed document, chunked, waiting for its fresh chunks' vectors."""
+
+    item: IngestItem
+    document: Document
+    chunks: list[Chunk]
+    fresh: list[Chunk]
+
+
+def ingest(
+    handle: KBStore | None,
+    create: Callable[[], KBStore],
+    embedder: Embedder,
+    items: Sequence[IngestItem],
+    *,
+    max_chars: int,
+    remove_missing: bool,
+    meta: Mapping[str, str],
+    windows_of: WindowsOf | None = None,
+    progress: Progress | None = None,
+    name: str = "",
+) -> IndexReport:
+    """Bring a knowledge base (``handle``; None when it does not exist yet) in line with
+    ``items``, then return what changed.
+
+    Unchanged items (same fingerprint) are skipped; changed ones re-embed only chunks whose
+    ids are not stored. With ``remove_missing``, stored documents absent from ``items`` are
+    deleted (a folder re-index); else they stay (uploads). Nothing is written until every
+    item is parsed and embedded; then one transaction applies the change with ``meta``
+    (``create`` makes the knowledge base first if needed), so a failure leaves it as it was.
+    The caller holds the knowledge base's write lock. The ``scopes`` meta key lists the
+    scopes in use.
+    """
+    started = time.perf_counter()
+    stored_meta = handle.meta() if handle is not None else {}
+    _, stored_model = stored_embedder(stored_meta)
+    if stored_model and stored_model != embedder.model_id:
+        raise KnowledgeBaseError(
+            f"knowledge base {name!r} was embedded with {stored_model}, not "
+            f"{embedder.model_id}: re-create it (citewise index --rebuild)"
+        )
+    stored = {doc.doc_id: doc for doc in handle.documents()} if handle is not None else {}
+    known_chunks = handle.chunk_ids() if handle is not None else set()
+    report = IndexReport(kb=name, files=len(items))
+    pending: list[_Pending] = []
+    for item in items:
+        previous = stored.get(item.doc_id)
+        if previous is not None and previous.content_hash == item.fingerprint:
+            report.unchanged.append(item.doc_id)
+            continue
+        pending.append(_chunked(item, max_chars, known_chunks))
+        (report.updated if previous else report.added).append(item.doc_id)
+    updates = _embedded(pending, embedder, windows_of, report, progress, len(items))
+    present = {item.doc_id for item in items}
+    if remove_missing:
+        report.removed = sorted(doc_id for doc_id in stored if doc_id not in present)
+    names = set(stored_meta.get("scopes", "").split()) if not remove_missing else set()
+    names.update(scope for item in items for scope in item.scope.split())
+    new_meta = {
+        META_EMBEDDER_MODEL: embedder.model_id,
+        "indexed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "scopes": " ".join(sorted(names)),
+        **meta,
+    }
+    target = handle if handle is not None else create()
+    target.apply(updates, report.removed, meta=new_meta)
+    report.chunks = len(target.chunk_ids())
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _chunked(item: IngestItem, max_chars: int, known_chunks: set[str]) -> _Pending:
+    sections = item.sections()
+    chunks = chunk_sections(sections, max_chars=max_chars)
+    first = sections[0] if sections else None
+    document = Document(
+        doc_id=item.doc_id,
+        title=first.title if first else item.doc_id,
+        url=first.url.split("#", 1)[0] if first else "",
+        page=first.page if first else "",
+        content_hash=item.fingerprint,
+        scope=item.scope,
+    )
+    fresh = [chunk for chunk in chunks if chunk.chunk_id not in known_chunks]
+    return _Pending(item, document, chunks, fresh)
+
+
+def _embedded(
+    pending: Sequence[_Pending],
+    embedder: Embedder,
+    windows_of: WindowsOf | None,
+    report: IndexReport,
+    progress: Progress | None,
+    total: int,
+) -> list[DocumentUpdate]:
+    """Each pending document's update, its fresh chunks embedded in batches across documents."""
+    updates: list[DocumentUpdate] = []
+    done = report.files - len(pending)
+    for batch in _batches(pending):
+        try:
+            vectors, windows = embed_chunks(
+                embedder, [c for p in batch for c in p.fresh], windows_of
+            )
+        except Exception:
+            # Embed the batch's documents one by one, so the error names the file at fault.
+            vectors, windows = {}, 0
+            for one in batch:
+                found, count = _embed_one(one, embedder, windows_of)
+                vectors.update(found)
+                windows += count
+        report.chunks_embedded += sum(len(p.fresh) for p in batch)
+        report.windows_embedded += windows
+        for one in batch:
+            updates.append(
+                DocumentUpdate(
+                    one.document,
+                    one.chunks,
+                    {c.chunk_id: vectors[c.chunk_id] for c in one.fresh if c.chunk_id in vectors},
+                )
+            )
+            done += 1
+            if progress is not None:
+                progress(done, total, one.item.doc_id)
+    return updates
+
+
+def _embed_one(
+    one: _Pending, embedder: Embedder, windows_of: WindowsOf | None
+) -> tuple[dict[str, Vectors], int]:
+    label = one.item.label or one.item.doc_id
+    try:
+        return embed_chunks(embedder, one.fresh, windows_of)
+    except CitewiseError as error:
+        raise EmbeddingError(f"{label}: embedding failed: {error}") from error
+    except Exception as error:  # a model runtime error must still name the file
+        raise EmbeddingError(f"{label}: embedding failed: {error!r}") from error
+
+
+def _batches(pending: Iterable[_Pending]) -> Iterable[list[_Pending]]:
+    batch: list[_Pending] = []
+    size = 0
+    for one in pending:
+        batch.append(one)
+        size += len(one.fresh)
+        if size >= EMBED_BATCH_CHUNKS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch

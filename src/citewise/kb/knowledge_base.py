@@ -1,0 +1,445 @@
+"""KnowledgeBase: every use-case of one knowledge base (ingest, search, answer) in one place.
+
+The CLI, the server, MCP, the evaluation harness and Python code all call these methods, so a
+question with the same options gets the same hits whichever door it came through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from citewise.answering import DEFAULT_WORKFLOW, Done, Event, astream_answer, conversation
+from citewise.asyncbridge import iterate_in_thread, run_sync
+from citewise.config import Settings
+from citewise.embedding.base import Embedder
+from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
+from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig, stored_embedder
+from citewise.kb.ingest import (
+    IndexReport,
+    IngestItem,
+    Progress,
+    folder_items,
+    ingest,
+    section_items,
+    source_from_bytes,
+    upload_items,
+)
+from citewise.models import Answer, Document, Hit, Section
+from citewise.options import ALL_SCOPE, SearchOptions
+from citewise.retrieval.pipeline import retrieve
+from citewise.sources import SourceFile
+from citewise.sources.nav import ScopeRule
+from citewise.sources.scopes import folder_scopes
+from citewise.sources.upload import read_files
+from citewise.store import KBStore, Store
+from citewise.strategies import StrategyWindows
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import MessageLikeRepresentation
+
+    from citewise.kb.library import Library
+
+__all__ = ["KnowledgeBase", "OnSearch"]
+
+# Called once per search made to answer a question (the server counts them).
+OnSearch = Callable[[str], None]
+Options = Mapping[str, Any] | SearchOptions | None
+
+
+class KnowledgeBase:
+    """One named, indexed documentation set.
+
+    Args:
+        name: the knowledge base's name.
+        settings: where data lives and which models to use (default: ``CITEWISE_*``).
+        store: a store engine to use instead of the one ``settings.store_url`` names.
+        embedder: an embedder to use instead of the one the knowledge base was built with.
+        model: the chat model that writes answers, question generation (``qa``), query
+            rewrites and the LLM reranker use, instead of the one the settings configure.
+        library: the library to open it in (default: the process-wide one of ``settings``).
+
+    Example::
+
+        kb = KnowledgeBase("lgos")
+        kb.index_folder(Path("docs"), site_url="https://example.org/", version="1.0")
+        hits = kb.search("How do I add API key authentication?", top_k=5)
+        answer = kb.ask("How do I add API key authentication?")
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        model: BaseChatModel | None = None,
+        library: Library | None = None,
+    ) -> None:
+        from citewise.kb.library import Library
+
+        if library is None:
+            library = Library(settings, store=store) if store else Library.shared(settings)
+        self.name = name
+        self.library = library
+        self.settings = settings or library.settings
+        self._embedder = embedder
+        self._model = model
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        config: KBConfig | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        model: BaseChatModel | None = None,
+    ) -> KnowledgeBase:
+        """Create an empty knowledge base with its own settings (``KnowledgeBaseError`` if
+        it exists). The embedder is checked now, so a typo fails before any upload."""
+        kb = cls(name, settings=settings, store=store, embedder=embedder, model=model)
+        kb.library.create(name, config or KBConfig(embedder=kb.settings.embedder))
+        return kb
+
+    # -- what it is ------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.library.store.exists(self.name)
+
+    @property
+    def store(self) -> KBStore:
+        """The store handle of this knowledge base (KnowledgeBaseError if it does not exist)."""
+        self.require()
+        return self.library.store.open(self.name)
+
+    def meta(self) -> dict[str, str]:
+        return self.store.meta()
+
+    @property
+    def config(self) -> KBConfig:
+        """Strategy, embedder, search defaults and description (defaults for an index
+        built by ``citewise index``)."""
+        return KBConfig.from_meta(self.meta(), default_embedder=self.settings.embedder)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes a search can name, ``all`` first (just ``all`` for an index without
+        recorded scopes)."""
+        recorded = self.meta().get("scopes", "").split()
+        return (ALL_SCOPE, *(name for name in recorded if name != ALL_SCOPE))
+
+    @property
+    def embedder_name(self) -> str:
+        meta = self.meta() if self.exists else {}
+        return stored_embedder(meta)[0] or self.settings.embedder
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this knowledge base was built with (or will be, if new)."""
+        if self._embedder is not None:
+            return self._embedder
+        return self.library.embedder(self.embedder_name)
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        """The chat model: the one given to this knowledge base, else the configured one
+        (None: answers are extractive, and rewrites and LLM reranking are unavailable)."""
+        if self._model is not None:
+            return self._model
+        return self.library.chat_model(self.settings)
+
+    def documents(self) -> list[Document]:
+        return self.store.documents()
+
+    def describe(self) -> dict[str, Any]:
+        """Settings and size, as the CLI and the REST API show a knowledge base."""
+        handle = self.store
+        return {
+            "name": self.name,
+            **self.config.as_json(),
+            "documents": len(handle.documents()),
+            "chunks": len(handle.chunk_ids()),
+        }
+
+    def require(self) -> None:
+        if not self.exists:
+            known = ", ".join(self.library.names()) or "none yet"
+            raise KnowledgeBaseError(
+                f"unknown knowledge base {self.name!r} (known: {known}); "
+                f"create it with: citewise index FOLDER --kb {self.name} (a docs folder) "
+                f"or citewise kb create {self.name} (for files added with citewise doc add)"
+            )
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Serializes this knowledge base's ingests and deletes (across processes too)."""
+        return self.library.store.write_lock(self.name)
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def index_folder(
+        self,
+        folder: Path,
+        *,
+        site_url: str = "",
+        version: str | None = None,
+        progress: Progress | None = None,
+        scope_rule: ScopeRule | None = None,
+        site_config: Path | None = None,
+        meta: Mapping[str, str] | None = None,
+    ) -> IndexReport:
+        """Bring the knowledge base in line with a docs folder: new and changed files are
+        indexed (only changed chunks re-embedded), files gone from it leave the index.
+
+        Scopes come from the site's nav (``site_config``, or the ``mkdocs.yml`` or
+        ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
+        top-level folder is its scope. ``meta`` is stored with the index in the same write.
+        """
+        with self.write_lock():
+            config = self.config if self.exists and META_STRATEGY in self.meta() else None
+            max_chars = config.strategy.parent_chars if config else self.settings.max_chars
+            items = folder_items(
+                folder, site_url=site_url, version=version, max_chars=max_chars,
+                scopes=folder_scopes(folder, scope_rule, site_config=site_config),
+            )  # fmt: skip
+            shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
+            extra = {"source": str(folder.resolve()), **shape, **(meta or {})}
+            return self._ingest(items, config, remove_missing=True, meta=extra, progress=progress)
+
+    def add_files(self, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
+        """Add files (any supported format) by their file names; see :meth:`add_documents`."""
+        from citewise.parsing.base import binary_suffixes, supported_suffixes
+
+        known, binary = supported_suffixes(), binary_suffixes()
+        return self.add_documents(read_files(paths, known=known, binary=binary), scope=scope)
+
+    def add_documents(self, sources: Sequence[SourceFile], *, scope: str = "") -> IndexReport:
+        """Add (or replace) documents under the knowledge base's strategy, in one write.
+
+        Serialized with other ingests and deletes of this knowledge base; searches meanwhile
+        see the state before it until it commits. Chunks whose ``qa`` questions could not be
+        generated are listed in the report's ``failures``.
+        """
+        with self.write_lock():
+            config = self.config
+            items = upload_items(sources, scope=scope, max_chars=config.strategy.parent_chars)
+            return self._ingest(items, config, remove_missing=False, meta={})
+
+    def add_upload(self, files: Sequence[tuple[str, bytes]], *, scope: str = "") -> IndexReport:
+        """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids)."""
+        return self.add_documents([source_from_bytes(n, d) for n, d in files], scope=scope)
+
+    def add_sections(
+        self, documents: Mapping[str, Sequence[Section]], *, progress: Progress | None = None
+    ) -> IndexReport:
+        """Add documents already parsed into sections (a benchmark corpus, another parser)."""
+        with self.write_lock():
+            config = self.config if self.exists and META_STRATEGY in self.meta() else None
+            return self._ingest(
+                section_items(documents), config, remove_missing=False, meta={},
+                progress=progress,
+            )  # fmt: skip
+
+    def _ingest(
+        self,
+        items: Sequence[IngestItem],
+        config: KBConfig | None,
+        *,
+        remove_missing: bool,
+        meta: Mapping[str, str],
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        windows = self._windows(config) if config is not None else None
+        max_chars = config.strategy.parent_chars if config else self.settings.max_chars
+        store = self.library.store
+        report = ingest(
+            store.open(self.name) if self.exists else None,
+            lambda: store.create(self.name),
+            self.embedder,
+            items,
+            max_chars=max_chars,
+            remove_missing=remove_missing,
+            meta={META_EMBEDDER: self.embedder_name, **meta},
+            windows_of=windows,
+            progress=progress,
+            name=self.name,
+        )
+        report.failures = list(windows.failures) if windows is not None else []
+        return report
+
+    def _windows(self, config: KBConfig) -> StrategyWindows:
+        model = self.model if config.strategy.name == "qa" else None
+        return StrategyWindows(config.strategy, self.embedder.window_chars, model)
+
+    def delete_document(self, doc_id: str) -> int:
+        """Delete a document's chunks and vectors; how many chunks went (0 if it was absent)."""
+        handle = self.store
+        with self.write_lock():
+            before = len(handle.chunk_ids())
+            handle.apply(removed_doc_ids=[doc_id])
+            return before - len(handle.chunk_ids())
+
+    def drop(self) -> None:
+        """Delete the knowledge base and everything in it."""
+        self.require()
+        with self.write_lock():
+            self.library.store.drop(self.name)
+        self.library.forget(self.name)
+
+    # -- search ----------------------------------------------------------------------------
+
+    def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
+        """This knowledge base's search defaults, overridden by ``options`` and then by
+        keyword ``overrides`` (``None`` keeps a default). An unknown scope raises
+        ConfigurationError naming the known ones."""
+        resolved = self.config.defaults.merged(options).merged(overrides)
+        if resolved.restricted:
+            known = self.scopes
+            # An index built before scopes were recorded cannot tell a typo from a scope.
+            if len(known) > 1 and resolved.scope not in known:
+                raise ConfigurationError(
+                    f"unknown scope {resolved.scope!r} in {self.name!r}: use one of "
+                    f"{', '.join(known)}"
+                )
+        return resolved
+
+    async def asearch(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
+        """The sections that best match ``query``, best first, under this knowledge base's
+        search defaults overridden by ``options`` (see :class:`citewise.SearchOptions`:
+        ``top_k``, ``search_type``, ``query_rewrite``, ``rerank``, ``context_window``,
+        ``scope``, ``doc_ids``, ``page_prefix``)."""
+        # Resolving reads the stored defaults: off the event loop, like the search itself.
+        resolved = await asyncio.to_thread(lambda: self.resolve(options, **overrides))
+        return await self._search(query, resolved)
+
+    def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
+        """:meth:`asearch` for synchronous code."""
+        resolved = self.resolve(options, **overrides)
+        return run_sync(self._search(query, resolved))
+
+    def retrieve(self, query: str, options: Options = None) -> list[Hit]:
+        """Deprecated name of :meth:`search`."""
+        return self.search(query, options)
+
+    async def aretrieve(self, query: str, options: Options = None) -> list[Hit]:
+        """Deprecated name of :meth:`asearch`."""
+        return await self.asearch(query, options)
+
+    def _answer_options(self, options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
+        # A reply that searches nothing (a greeting) must not need the knowledge base to
+        # exist; a search of a missing one still fails (KnowledgeBaseError, from ``store``).
+        if not self.exists:
+            return SearchOptions().merged(options).merged(overrides)
+        return self.resolve(options, **overrides)
+
+    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+        model = self.model if options.needs_model else None
+        embedder = None if options.search_type == "full_text" else self.embedder
+        return await retrieve(self.store, embedder, query, options, model=model)
+
+    # -- answer ----------------------------------------------------------------------------
+
+    async def astream(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        on_search: OnSearch | None = None,
+        **overrides: Any,
+    ) -> AsyncIterator[Event]:
+        """Answer the conversation's last user message, yielding ``Status``, ``TextDelta``
+        and one final ``Done`` event. With a chat model (:attr:`model`) the ``workflow``
+        (``citewise-rag`` or ``citewise-agentic``) writes the answer, searching each planned
+        query with the resolved options; without one the answer is extractive: the
+        passages that best match the last message, quoted and cited."""
+        resolved = await asyncio.to_thread(self._answer_options, options, overrides)
+        retriever = _Retriever(self, on_search)
+        async for event in astream_answer(
+            messages, retriever, self.model, options=resolved, workflow=workflow
+        ):
+            yield event
+
+    def stream(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        **overrides: Any,
+    ) -> Iterator[Event]:
+        """:meth:`astream` for synchronous code; closing the iterator cancels the run."""
+        resolved = self._answer_options(options, overrides)
+        return iterate_in_thread(lambda: self.astream(messages, resolved, workflow=workflow))
+
+    async def aask(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        on_search: OnSearch | None = None,
+        **overrides: Any,
+    ) -> Answer:
+        """The finished answer of :meth:`astream`."""
+        events = self.astream(
+            messages, options, workflow=workflow, on_search=on_search, **overrides
+        )
+        async for event in events:
+            if isinstance(event, Done):
+                return event.answer
+        raise ModelError("the workflow ended without an answer")  # pragma: no cover
+
+    def ask(
+        self,
+        question: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        model: BaseChatModel | None = None,
+        **overrides: Any,
+    ) -> Answer:
+        """Answer ``question`` (or a conversation ending with it), citing the sections used.
+
+        ``model`` answers this one question instead of :attr:`model`.
+        """
+        kb = self if model is None else self.with_model(model)
+        for event in kb.stream(question, options, workflow=workflow, **overrides):
+            if isinstance(event, Done):
+                return event.answer
+        raise ModelError("the workflow ended without an answer")  # pragma: no cover
+
+    def with_model(self, model: BaseChatModel) -> KnowledgeBase:
+        """This knowledge base, answering with ``model`` (same library, same embedder)."""
+        kb = KnowledgeBase(self.name, settings=self.settings, library=self.library, model=model)
+        kb._embedder = self._embedder
+        return kb
+
+    @staticmethod
+    def last_question(messages: str | Sequence[MessageLikeRepresentation]) -> str:
+        """The text of the conversation's last user message."""
+        return messages if isinstance(messages, str) else conversation(messages)[-1].text
+
+
+class _Retriever:
+    """A knowledge base's search under options the workflow passes already resolved."""
+
+    def __init__(self, kb: KnowledgeBase, on_search: OnSearch | None) -> None:
+        self.kb = kb
+        self.on_search = on_search
+
+    async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
+        if self.on_search is not None:
+            self.on_search(self.kb.name)
+        return await self.kb._search(query, options)

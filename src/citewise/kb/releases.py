@@ -1,0 +1,115 @@
+"""Release docs as knowledge bases: fetch a release (``citewise.sources.release``), then ingest."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from citewise.kb.ingest import IndexReport, Progress
+from citewise.kb.knowledge_base import KnowledgeBase
+from citewise.kb.library import Library
+from citewise.sources.release import (
+    FetchedRelease,
+    FetchLimits,
+    ReleaseSpec,
+    fetch_release,
+    release_kb_name,
+)
+
+__all__ = ["ReleaseIndex", "ReleaseIndexResult", "index_release"]
+
+
+@dataclass(frozen=True)
+class ReleaseIndexResult:
+    """An indexed release: its knowledge base, what the run did and the release used."""
+
+    kb: KnowledgeBase
+    report: IndexReport
+    release: FetchedRelease
+
+
+def index_release(
+    spec: ReleaseSpec,
+    library: Library,
+    *,
+    kb_name: str | None = None,
+    rebuild: bool = False,
+    client: httpx.Client | None = None,
+    limits: FetchLimits | None = None,
+    refresh: bool = False,
+    progress: Progress | None = None,
+    embedder: str | None = None,
+) -> ReleaseIndexResult:
+    """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
+    (default ``{repo}-{release}``), its section URLs ``{site_url}{release}/{page}/#{anchor}``.
+
+    The knowledge base's meta records ``release``, ``requested_version`` and ``release_match``.
+    ``embedder`` names the embedder of a new knowledge base (default: the settings').
+    """
+    fetched = fetch_release(spec, library.settings, client=client, limits=limits, refresh=refresh)
+    name = kb_name or release_kb_name(spec.repo, fetched.version)
+    settings = library.settings.with_overrides(embedder=embedder)
+    kb = KnowledgeBase(name, settings=settings, library=library)
+    if rebuild and kb.exists:
+        kb.drop()
+    report = kb.index_folder(
+        fetched.docs,
+        site_url=spec.site,
+        version=fetched.version,
+        progress=progress,
+        scope_rule=spec.scope_rule,
+        meta=fetched.meta(),
+    )
+    return ReleaseIndexResult(kb, report, fetched)
+
+
+class ReleaseIndex:
+    """The index of one release, built on first use and then reused (for the server).
+
+    ``get()`` is thread-safe: concurrent first callers wait for one build. A failed build
+    raises its error (a ``SourceError`` naming the cause), keeps nothing, and the next call
+    tries again.
+    """
+
+    def __init__(
+        self,
+        spec: ReleaseSpec,
+        library: Library,
+        *,
+        kb_name: str | None = None,
+        client_factory: Callable[[], httpx.Client] | None = None,
+        limits: FetchLimits | None = None,
+    ) -> None:
+        self.spec = spec
+        self.library = library
+        self.kb_name = kb_name
+        self.limits = limits
+        self._client_factory = client_factory
+        self._lock = threading.Lock()
+        self._result: ReleaseIndexResult | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._result is not None
+
+    @property
+    def release(self) -> FetchedRelease | None:
+        """The release the index was built from (after the first ``get()``)."""
+        return self._result.release if self._result else None
+
+    def get(self) -> KnowledgeBase:
+        with self._lock:
+            if self._result is None:
+                client = self._client_factory() if self._client_factory else None
+                try:
+                    self._result = index_release(
+                        self.spec, self.library, kb_name=self.kb_name, client=client,
+                        limits=self.limits,
+                    )  # fmt: skip
+                finally:
+                    if client is not None:
+                        client.close()
+            return self._result.kb

@@ -1,0 +1,166 @@
+"""Search options: the one vocabulary every door (CLI, REST, OpenAI metadata, MCP, Python) uses.
+
+One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
+``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
+``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids`` and ``page_prefix``. A
+knowledge base stores its defaults as a ``SearchOptions``; a request overrides some of them.
+
+Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
+:func:`parse_options` and :meth:`SearchOptions.merged`, with a ``DeprecationWarning``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from citewise.errors import ConfigurationError
+from citewise.models import SearchFilter
+
+SearchType = Literal["hybrid", "vector", "full_text"]
+QueryRewrite = Literal["off", "hyde", "multi_query", "step_back"]
+Rerank = Literal["off", "cross_encoder", "llm"]
+
+SEARCH_TYPES: tuple[str, ...] = ("hybrid", "vector", "full_text")
+QUERY_REWRITES: tuple[str, ...] = ("off", "hyde", "multi_query", "step_back")
+RERANKERS: tuple[str, ...] = ("off", "cross_encoder", "llm")
+
+ALL_SCOPE = "all"
+"""The scope that searches everything (also the meaning of no scope)."""
+
+MAX_TOP_K = 100
+MAX_CONTEXT_WINDOW = 5
+
+# The ranker behind each search type (``full_text`` is BM25 over the store's full-text index).
+RANKERS_OF: dict[str, str] = {"hybrid": "hybrid", "vector": "vector", "full_text": "keyword"}
+
+# Old spellings → (new name, how a value translates); kept for one release.
+_OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
+
+
+class SearchOptions(BaseModel):
+    """How to search: a knowledge base's defaults, or one request's overrides over them.
+
+    Args:
+        top_k: how many hits a search returns (per planned query when answering).
+        search_type: ``hybrid`` (dense + BM25, fused), ``vector`` or ``full_text`` (BM25).
+        query_rewrite: ``off``; ``hyde`` (also search a passage a chat model writes as the
+            answer); ``multi_query`` (also search rephrasings); ``step_back`` (also search a
+            more general question). Every phrasing's results are fused by RRF.
+        rerank: ``off``; ``cross_encoder`` (a local ONNX model, ``CITEWISE_RERANKER_DIR``);
+            ``llm`` (a chat model orders the candidates).
+        rerank_candidates: how many fused candidates the reranker sees.
+        context_window: append up to N neighbouring chunks of the same section to each hit.
+        scope: one part (nav section) of the docs; ``all`` or None searches everything.
+        doc_ids / page_prefix: only these documents / pages under this path.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
+    search_type: SearchType = "hybrid"
+    query_rewrite: QueryRewrite = "off"
+    rerank: Rerank = "off"
+    rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
+    context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
+    scope: str | None = None
+    doc_ids: tuple[str, ...] | None = None
+    page_prefix: str | None = None
+
+    @property
+    def ranker(self) -> str:
+        """The ``retrieval.hybrid`` mode for ``search_type`` (``hybrid|vector|keyword``)."""
+        return RANKERS_OF[self.search_type]
+
+    @property
+    def restricted(self) -> bool:
+        """True when the search is limited to one part of the docs."""
+        return self.scope not in (None, "", ALL_SCOPE)
+
+    @property
+    def needs_model(self) -> bool:
+        """True when a chat model takes part (a query rewrite or the LLM reranker)."""
+        return self.query_rewrite != "off" or self.rerank == "llm"
+
+    def search_filter(self) -> SearchFilter | None:
+        """The store filter for ``scope``, ``doc_ids`` and ``page_prefix`` (None: no filter)."""
+        scope = self.scope if self.restricted else None
+        if scope is None and self.doc_ids is None and not self.page_prefix:
+            return None
+        return SearchFilter(scope=scope, page_prefix=self.page_prefix, doc_ids=self.doc_ids)
+
+    def merged(self, overrides: Mapping[str, Any] | SearchOptions | None) -> SearchOptions:
+        """These options with ``overrides`` applied: a mapping (``None`` values keep the
+        default; old spellings are translated) or the fields set on another SearchOptions."""
+        if isinstance(overrides, SearchOptions):
+            changes = overrides.model_dump(exclude_unset=True)
+        else:
+            changes = {k: v for k, v in translate_legacy(overrides or {}).items() if v is not None}
+        return parse_options({**self.model_dump(), **changes})
+
+    def to_json(self) -> str:
+        """The options that differ from the built-in defaults, as compact JSON (KB meta)."""
+        return json.dumps(self.model_dump(exclude_defaults=True), separators=(",", ":"))
+
+
+def translate_legacy(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the spellings of earlier releases renamed, each with a warning:
+    ``k`` → ``top_k``, ``mode`` (``keyword`` → ``full_text``) → ``search_type``, and
+    ``bm25: false`` → ``search_type: vector``."""
+    out = dict(values)
+    if "k" in out:
+        _deprecated("k", "top_k")
+        k = out.pop("k")
+        out.setdefault("top_k", k)
+    if "mode" in out:
+        _deprecated("mode", "search_type (hybrid, vector, full_text)")
+        mode = out.pop("mode")
+        out.setdefault("search_type", _OLD_MODES.get(mode, mode) if isinstance(mode, str) else mode)
+    if "bm25" in out:
+        _deprecated("bm25", "search_type (bm25=false is search_type=vector)")
+        bm25 = out.pop("bm25")
+        if bm25 is False and out.get("search_type") in (None, "hybrid"):
+            out["search_type"] = "vector"
+    if out.get("search_type") == "keyword":
+        _deprecated("search_type=keyword", "search_type=full_text")
+        out["search_type"] = "full_text"
+    return out
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"the search option {old!r} is deprecated: use {new}", DeprecationWarning, stacklevel=4
+    )
+
+
+def parse_options(values: Mapping[str, Any]) -> SearchOptions:
+    """Validated options (old spellings translated); a bad value raises ConfigurationError
+    naming the field."""
+    try:
+        return SearchOptions.model_validate(translate_legacy(values))
+    except ValidationError as error:
+        raise ConfigurationError(f"invalid search options: {describe(error)}") from None
+
+
+def describe(error: ValidationError) -> str:
+    """``field: problem`` for each problem of a validation error."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in error.errors()
+    )
+
+
+def options_from_json(text: str | None) -> SearchOptions:
+    """Options stored by :meth:`SearchOptions.to_json` (the built-in defaults for none)."""
+    if not text:
+        return SearchOptions()
+    try:
+        values = json.loads(text)
+    except ValueError as error:
+        raise ConfigurationError(f"stored search options are not JSON: {error}") from None
+    if not isinstance(values, dict):
+        raise ConfigurationError("stored search options must be a JSON object")
+    return parse_options(values)

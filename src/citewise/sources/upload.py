@@ -1,0 +1,60 @@
+"""Uploaded files (a name and bytes) as sources, their names checked to be safe document ids."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path, PurePosixPath
+
+from citewise.errors import SourceError
+from citewise.limits import read_limited
+from citewise.sources.folder import SourceFile
+
+__all__ = ["MAX_DOC_ID_CHARS", "read_files", "upload_doc_id", "upload_source"]
+
+MAX_DOC_ID_CHARS = 255
+
+
+def upload_doc_id(name: str) -> str:
+    """A document id from an uploaded file's name: a relative POSIX path, nothing hostile.
+
+    ``a\\b.md`` becomes ``a/b.md``; absolute paths, ``..``, empty names and control
+    characters are refused, since ids appear in URLs and in the CLI's output.
+    """
+    path = PurePosixPath(name.replace("\\", "/"))
+    parts = [p for p in path.parts if p not in ("", ".")]
+    if (
+        not parts
+        or path.is_absolute()
+        or ".." in parts
+        or any(ord(c) < 32 for c in name)
+        or len(name) > MAX_DOC_ID_CHARS
+    ):
+        raise SourceError(f"invalid document name {name!r}: use a relative file name")
+    return "/".join(parts)
+
+
+def upload_source(
+    name: str, data: bytes, *, known: Collection[str], binary: Collection[str]
+) -> SourceFile:
+    """An uploaded file as a SourceFile; its suffix must be one of ``known`` (lowercase,
+    with the dot); ``binary`` suffixes are kept as bytes, others are read as UTF-8 text."""
+    doc_id = upload_doc_id(name)
+    suffix = PurePosixPath(doc_id).suffix.lower()
+    if suffix not in known:
+        listed = ", ".join(sorted(known))
+        raise SourceError(f"{name}: unsupported format {suffix or '(no suffix)'} (known: {listed})")
+    return SourceFile(doc_id, Path(doc_id), data=data, binary=suffix in binary)
+
+
+def read_files(
+    paths: Sequence[Path], *, known: Collection[str], binary: Collection[str]
+) -> list[SourceFile]:
+    """Files on disk as uploads named by their file names (size-limited before reading)."""
+    sources = []
+    for path in paths:
+        try:
+            data = read_limited(path)
+        except OSError as error:
+            raise SourceError(f"{path}: cannot read it ({error.strerror})") from None
+        sources.append(upload_source(path.name, data, known=known, binary=binary))
+    return sources

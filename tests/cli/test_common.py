@@ -1,0 +1,83 @@
+"""The flags every search command shares, and how parsed flags become search overrides."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from citewise.cli import build_parser
+from citewise.cli.common import add_search_flags, search_overrides
+from citewise.kb import SearchOptions
+
+
+def parse(*argv: str, legacy: tuple[str, ...] = ("k", "mode")) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_search_flags(parser, legacy=legacy)
+    return parser.parse_args(list(argv))
+
+
+def test_flags_left_out_are_not_overrides() -> None:
+    assert search_overrides(parse()) == {}
+
+
+def test_every_flag_names_a_search_option() -> None:
+    args = parse(
+        "--top-k", "3", "--search-type", "vector", "--query-rewrite", "hyde", "--rerank", "llm",
+        "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
+        "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/",
+    )  # fmt: skip
+    overrides = search_overrides(args)
+    assert overrides == {
+        "top_k": 3,
+        "search_type": "vector",
+        "query_rewrite": "hyde",
+        "rerank": "llm",
+        "rerank_candidates": 30,
+        "context_window": 2,
+        "scope": "demo",
+        "doc_ids": ("a.md", "b.md"),
+        "page_prefix": "demo/",
+    }
+    assert set(overrides) == set(SearchOptions.model_fields)
+    assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")
+
+
+def test_old_spellings_warn_on_stderr_and_use_todays_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert search_overrides(parse("-k", "2", "--mode", "keyword")) == {
+        "top_k": 2,
+        "search_type": "full_text",
+    }
+    assert capsys.readouterr().err.splitlines() == [
+        "citewise: warning: -k is deprecated, use --top-k",
+        "citewise: warning: --mode is deprecated, use --search-type (keyword is full_text)",
+    ]
+
+
+def test_new_spellings_do_not_warn(capsys: pytest.CaptureFixture[str]) -> None:
+    parse("--top-k", "2", "--search-type", "full_text")
+    assert capsys.readouterr().err == ""
+
+
+def test_old_spellings_are_only_where_they_were(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse("-k", "2", legacy=())
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["kb", "search", "team", "q", "-k", "2"])
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "--top-k", "2"],
+        ["ask", "q", "--top-k", "2"],
+        ["kb", "search", "team", "q", "--top-k", "2"],
+        ["kb", "create", "team", "--top-k", "2"],
+    ],
+)
+def test_search_commands_share_one_vocabulary(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert search_overrides(args) == {"top_k": 2}

@@ -1,0 +1,74 @@
+"""The `citewise` entry point: every command group is wired in, and errors are one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citewise.cli import build_parser, main
+
+from .support import fail
+
+COMMANDS = {
+    "index": ["index", "docs"],
+    "sections": ["sections", "docs"],
+    "search": ["search", "q"],
+    "ask": ["ask", "q"],
+    "eval": ["eval", "cases.json"],
+    "bench beir": ["bench", "beir", "scifact"],
+    "bench embed": ["bench", "embed", "scifact"],
+    "bench langrag": ["bench", "langrag", "set.json"],
+    "bench serve": ["bench", "serve"],
+    "serve": ["serve"],
+    "mcp": ["mcp"],
+    "kb create": ["kb", "create", "team"],
+    "kb list": ["kb", "list"],
+    "kb show": ["kb", "show", "team"],
+    "kb delete": ["kb", "delete", "team"],
+    "kb search": ["kb", "search", "team", "q"],
+    "doc add": ["doc", "add", "a.md", "--kb", "team"],
+    "doc list": ["doc", "list", "--kb", "team"],
+    "doc delete": ["doc", "delete", "a.md", "--kb", "team"],
+}
+
+
+@pytest.mark.parametrize("argv", COMMANDS.values(), ids=list(COMMANDS))
+def test_every_command_has_a_handler(argv: list[str]) -> None:
+    assert callable(build_parser().parse_args(argv).run)
+
+
+def test_serve_runs_the_app_with_the_flags(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
+    assert main(["serve", "--kb", "team", "--port", "8123", "--log-level", "warning"]) == 0
+    assert calls == [{"host": "127.0.0.1", "port": 8123, "log_level": "warning"}]
+
+
+def test_mcp_serves_the_named_knowledge_base(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import citewise.mcp_server
+
+    served: list[str] = []
+    monkeypatch.setattr(citewise.mcp_server, "serve", lambda kb, settings: served.append(kb))
+    assert main(["mcp", "--kb", "team"]) == 0
+    assert served == ["team"]
+
+
+def test_a_citewise_error_is_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert fail(capsys, "kb", "show", "missing").startswith(
+        "citewise: error: unknown knowledge base 'missing'"
+    )
+
+
+def test_python_m_citewise_runs_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "citewise", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "usage: citewise" in done.stdout
+    for command in ("index", "search", "ask", "kb", "doc", "serve", "mcp", "eval", "bench"):
+        assert command in done.stdout

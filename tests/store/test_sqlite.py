@@ -1,0 +1,215 @@
+"""What only the SQLite engine promises: its files, transactions, caches and other processes."""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citewise.errors import KnowledgeBaseError
+from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
+from citewise.store.sqlite import SQLiteKB
+from tests.store.support import (
+    BASE,
+    BASE_IDS,
+    DIM,
+    assert_base_intact,
+    dense_ids,
+    keyword_texts,
+    unit,
+    update,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "kbs")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def filled(store: SQLiteStore) -> SQLiteKB:
+    kb = store.create("kb")
+    kb.apply(BASE)
+    return kb
+
+
+def files(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir()) if root.exists() else []
+
+
+def test_one_wal_file_per_kb_built_without_leftovers(store: SQLiteStore) -> None:
+    store.create("docs-1").apply(BASE)
+    path = store.root / "docs-1.sqlite"
+    assert path.is_file()
+    assert [n for n in files(store.root) if n.endswith(".tmp")] == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    conn.close()
+    assert {"meta", "documents", "chunks", "vectors", "chunks_fts", "chunks_cjk"} <= tables
+    # The store's own keys are in the file but never in meta().
+    assert {"_schema", "_generation", "_dim"} <= set(meta)
+    assert meta["_schema"] == "2" and meta["_dim"] == str(DIM)
+    assert store.open("docs-1").meta() == {}
+
+
+def test_drop_deletes_the_files(store: SQLiteStore, filled: SQLiteKB) -> None:
+    store.create("other")
+    store.drop("kb")
+    assert [n for n in files(store.root) if n.startswith("kb.")] == []
+    assert store.names() == ["other"]
+
+
+def test_names_lists_only_valid_kb_files(store: SQLiteStore) -> None:
+    store.create("kb")
+    (store.root / "UPPER.sqlite").write_bytes(b"")
+    (store.root / "folder.sqlite").mkdir()
+    (store.root / "notes.txt").write_text("x")
+    assert store.names() == ["kb"]
+    assert not store.exists("folder")
+    with pytest.raises(KnowledgeBaseError):
+        store.open("folder")
+
+
+def test_reading_unknown_or_dropped_kbs_never_creates_a_file(store: SQLiteStore) -> None:
+    assert store.names() == [] and not store.root.exists()
+    with pytest.raises(KnowledgeBaseError, match=r"\(known: none\)"):
+        store.open("nope")
+    assert not store.root.exists()
+    kb = store.create("kb")
+    store.drop("kb")
+    for call in (kb.chunk_ids, kb.meta, lambda: kb.apply(BASE)):
+        with pytest.raises(KnowledgeBaseError):
+            call()
+    assert files(store.root) == []
+
+
+def test_failure_mid_apply_rolls_everything_back(
+    filled: SQLiteKB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filled.dense(unit("q")[0], 3)  # warm the cache: it must not survive the rollback
+    calls = 0
+    original = SQLiteStore._insert_vectors
+
+    def failing(self: SQLiteStore, *args: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("disk on fire")
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SQLiteStore, "_insert_vectors", failing)
+    updates = [
+        update("new-doc", ["Brand new page about telemetry"]),
+        update("install", ["Fresh chunk"]),
+    ]
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        filled.apply(updates, removed_doc_ids=["auth"], meta={"embedder": "x"})
+    assert calls == 2
+    assert_base_intact(filled)
+
+
+def test_reads_during_a_write_see_the_previous_state(
+    filled: SQLiteKB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written, release = threading.Event(), threading.Event()
+    original = SQLiteStore._insert_vectors
+
+    def slow(self: SQLiteStore, *args: object) -> None:
+        original(self, *args)  # type: ignore[arg-type]
+        written.set()
+        assert release.wait(10)
+
+    monkeypatch.setattr(SQLiteStore, "_insert_vectors", slow)
+    writer = threading.Thread(
+        target=filled.apply, args=([update("new-doc", ["telemetry page"])], ["auth"])
+    )
+    writer.start()
+    try:
+        assert written.wait(10)
+        results: list[object] = []
+
+        def read() -> None:
+            results.append((filled.chunk_ids(), keyword_texts(filled, "telemetry rotate")))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(10)
+        read()  # this thread too
+        assert results == [(BASE_IDS, {"Rotate keys"})] * 2
+        assert dense_ids(filled) == BASE_IDS
+    finally:
+        release.set()
+        writer.join(10)
+    assert keyword_texts(filled, "telemetry rotate") == {"telemetry page"}
+
+
+def test_dense_matrix_is_loaded_once_until_a_write(store: SQLiteStore) -> None:
+    # Speed is a benchmark's business; here we check the behaviour that makes it fast: the
+    # vector matrix is read from disk once and reused until a write changes the index.
+    rng = np.random.default_rng(3)
+    u = update("d0", [f"doc chunk {i}" for i in range(20)])
+    vecs = rng.standard_normal((len(u.chunks), 2, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=2, keepdims=True)
+    kb = store.create("big")
+    kb.apply([DocumentUpdate(u.document, u.chunks, dict(zip(u.vectors, vecs, strict=True)))])
+    q = rng.standard_normal(DIM).astype(np.float32)
+    kb.dense(q, 5)
+    first = store._dense["big"]
+    for _ in range(3):
+        kb.dense(q, 5, SearchFilter(page_prefix=""))
+        store.open("big").dense(q, 5)  # another handle shares the engine's cache
+        assert store._dense["big"] is first
+    kb.apply([update("d1", ["fresh chunk"])], removed_doc_ids=["d0"])
+    assert [c.text for c, _ in kb.dense(q, 5)] == ["fresh chunk"]
+    assert store._dense["big"] is not first
+
+
+def test_dense_sees_writes_from_another_store_instance(filled: SQLiteKB) -> None:
+    before = dense_ids(filled)
+    other = SQLiteStore(filled.store.root)
+    other.open("kb").apply([update("later", ["Later page"])])
+    other.close()
+    assert dense_ids(filled) - before == filled.chunk_ids() - before != set()
+
+
+def test_a_drop_by_another_process_is_noticed(store: SQLiteStore, filled: SQLiteKB) -> None:
+    assert dense_ids(filled) == BASE_IDS  # this thread now holds a connection and a matrix
+    other = SQLiteStore(store.root)
+    other.drop("kb")
+    with pytest.raises(KnowledgeBaseError, match="unknown knowledge base 'kb'"):
+        filled.chunk_ids()
+    # Re-created elsewhere with other content: the handle reads the new file, not the old one.
+    other.create("kb").apply([update("later", ["Later page"])])
+    other.close()
+    assert keyword_texts(filled, "later pip") == {"Later page"}
+    assert [c.text for c, _ in filled.dense(unit("q")[0], 9)] == ["Later page"]
+
+
+def test_write_lock_is_a_file_lock_across_processes(store: SQLiteStore) -> None:
+    lock_file = store.root / ".kb.lock"
+
+    def try_lock() -> bool:
+        # flock conflicts between open file descriptions, as another process's would.
+        with lock_file.open("a") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return True
+
+    with store.write_lock("kb"):
+        assert lock_file.is_file() and not try_lock()
+        with SQLiteStore(store.root).write_lock("other"):
+            pass
+    assert try_lock()
+    assert store.names() == []

@@ -1,0 +1,96 @@
+"""Search options: validation, knowledge-base defaults under request overrides, filters, and
+the spellings of earlier releases."""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.errors import ConfigurationError
+from citewise.models import SearchFilter
+from citewise.options import SearchOptions, options_from_json, parse_options
+
+
+def test_overrides_apply_over_defaults_and_none_keeps_them() -> None:
+    defaults = SearchOptions(top_k=3, search_type="full_text", context_window=1)
+    merged = defaults.merged({"top_k": 7, "search_type": None, "rerank": "llm"})
+    assert (merged.top_k, merged.search_type, merged.context_window, merged.rerank) == (
+        7, "full_text", 1, "llm",
+    )  # fmt: skip
+    # Another SearchOptions overrides only the fields set on it.
+    assert defaults.merged(SearchOptions(top_k=2)) == SearchOptions(
+        top_k=2, search_type="full_text", context_window=1
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"top_k": 0}, "top_k"),
+        ({"search_type": "semantic"}, "search_type"),
+        ({"query_rewrite": "rag-fusion"}, "query_rewrite"),
+        ({"rerank": "colbert"}, "rerank"),
+        ({"context_window": 99}, "context_window"),
+        ({"kk": 3}, "kk"),
+    ],
+)
+def test_invalid_options_name_the_field(values: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"invalid search options: {field}"):
+        parse_options(values)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"k": 3}, {"top_k": 3}),
+        ({"mode": "keyword"}, {"search_type": "full_text"}),
+        ({"mode": "vector"}, {"search_type": "vector"}),
+        ({"search_type": "keyword"}, {"search_type": "full_text"}),
+        ({"bm25": False}, {"search_type": "vector"}),
+        ({"bm25": True}, {}),
+    ],
+)
+def test_old_spellings_are_translated_with_a_warning(
+    old: dict[str, object], new: dict[str, object]
+) -> None:
+    with pytest.deprecated_call():
+        assert parse_options(old) == SearchOptions(**new)  # type: ignore[arg-type]
+    with pytest.deprecated_call():
+        assert SearchOptions(top_k=5).merged(old) == SearchOptions(**{"top_k": 5, **new})  # type: ignore[arg-type]
+
+
+def test_an_old_spelling_with_a_bad_value_names_the_new_field() -> None:
+    with (
+        pytest.deprecated_call(),
+        pytest.raises(ConfigurationError, match="invalid search options: top_k"),
+    ):
+        parse_options({"k": 0})
+
+
+def test_json_keeps_only_what_differs_and_round_trips() -> None:
+    options = SearchOptions(top_k=4, rerank="llm")
+    assert options.to_json() == '{"top_k":4,"rerank":"llm"}'
+    assert options_from_json(options.to_json()) == options
+    assert options_from_json(None) == SearchOptions()
+
+
+@pytest.mark.parametrize(
+    ("search_type", "mode"), [("hybrid", "hybrid"), ("vector", "vector"), ("full_text", "keyword")]
+)
+def test_search_types_map_to_rankers(search_type: str, mode: str) -> None:
+    assert parse_options({"search_type": search_type}).ranker == mode
+
+
+def test_filters() -> None:
+    assert SearchOptions().search_filter() is None
+    assert not SearchOptions().restricted and not SearchOptions(scope="all").restricted
+    assert SearchOptions(scope="guide").restricted
+    assert SearchOptions(scope="all").search_filter() is None
+    assert SearchOptions(scope="guide", doc_ids=("a.md",), page_prefix="x/").search_filter() == (
+        SearchFilter(scope="guide", page_prefix="x/", doc_ids=("a.md",))
+    )
+
+
+def test_needs_model() -> None:
+    assert not SearchOptions(rerank="cross_encoder").needs_model
+    assert SearchOptions(query_rewrite="hyde").needs_model
+    assert SearchOptions(rerank="llm").needs_model
