@@ -1,18 +1,21 @@
 """KnowledgeBase: every use-case of one knowledge base (ingest, search, answer) in one place.
 
 The CLI, the server, MCP, the evaluation harness and Python code all call these methods, so a
-question with the same options gets the same hits whichever door it came through.
+question with the same options gets the same hits whichever door it came through. The class is
+the service layer's whole surface for one knowledge base, hence one module; the work itself is
+in ``kb.ingest``, ``retrieval.pipeline`` and ``answering``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citewise.answering import DEFAULT_WORKFLOW, Done, Event, astream_answer, conversation
+from citewise.answering import DEFAULT_WORKFLOW, Done, Event, astream_answer
 from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
@@ -326,10 +329,12 @@ class KnowledgeBase:
 
     def retrieve(self, query: str, options: Options = None) -> list[Hit]:
         """Deprecated name of :meth:`search`."""
+        warnings.warn("KnowledgeBase.retrieve is deprecated: use search", DeprecationWarning, 2)
         return self.search(query, options)
 
     async def aretrieve(self, query: str, options: Options = None) -> list[Hit]:
         """Deprecated name of :meth:`asearch`."""
+        warnings.warn("KnowledgeBase.aretrieve is deprecated: use asearch", DeprecationWarning, 2)
         return await self.asearch(query, options)
 
     def _answer_options(self, options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
@@ -425,11 +430,6 @@ class KnowledgeBase:
         kb = KnowledgeBase(self.name, settings=self.settings, library=self.library, model=model)
         kb._embedder = self._embedder
         return kb
-
-    @staticmethod
-    def last_question(messages: str | Sequence[MessageLikeRepresentation]) -> str:
-        """The text of the conversation's last user message."""
-        return messages if isinstance(messages, str) else conversation(messages)[-1].text
 
 
 class _Retriever:
