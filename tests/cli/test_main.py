@@ -72,3 +72,17 @@ def test_python_m_citewise_runs_the_command_line() -> None:
     assert done.returncode == 0 and "usage: citewise" in done.stdout
     for command in ("index", "search", "ask", "kb", "doc", "serve", "mcp", "eval", "bench"):
         assert command in done.stdout
+
+
+def test_version_names_the_package_schema_and_embedder(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citewise import __version__
+
+    monkeypatch.setenv("CITEWISE_EMBEDDER", "e5")
+    monkeypatch.setenv("CITEWISE_MAX_CHARS", "not a number")  # must not hide the version
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed == f"citewise {__version__} (SQLite store schema 2, embedder e5)"

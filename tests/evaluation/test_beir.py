@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,17 @@ def test_subsample_keeps_every_judged_document_and_is_stable() -> None:
     sample = subsample_corpus(corpus, qrels, 10)
     assert len(sample) == 10 and {"d3", "d40"} <= set(sample)
     assert sample == subsample_corpus(corpus, qrels, 10)
+
+
+def test_missing_baseline_packages_fail_before_any_embedding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citewise.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "rank_bm25", None)  # as if the bench extra were missing
+    with pytest.raises(MissingExtraError, match=r"citewise\[bench\]"):
+        # No dataset at all: the check must come before the corpus is even read.
+        run_beir_benchmark(
+            tmp_path / "absent", settings=Settings(home=tmp_path), embedder_name="minilm"
+        )
+    assert not (tmp_path / "embedding-cache.sqlite").exists()

@@ -16,6 +16,7 @@ from citewise.cli.query import NO_MODEL_HINT, add_query_commands
 from citewise.cli.serve import add_serve_commands
 from citewise.config import Settings
 from citewise.errors import CitewiseError
+from citewise.kb.about import version_text
 
 __all__ = ["NO_MODEL_HINT", "build_parser", "main"]
 
@@ -24,6 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citewise", description="Answer questions about a documentation set, with citations."
     )
+    parser.add_argument(
+        "--version", action="version", version=version_text(),
+        help="print the version, the store schema and the default embedder",
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
     add_index_commands(commands)
     add_query_commands(commands)

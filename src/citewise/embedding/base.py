@@ -66,3 +66,11 @@ def embedder_names() -> list[str]:
 def get_embedder_factory(name: str) -> EmbedderFactory:
     """The factory registered as ``name`` (ConfigurationError naming the known ones)."""
     return EMBEDDERS.get(name)
+
+
+def check_embedder(name: str) -> None:
+    """Fail now if the embedder ``name`` is unknown or its optional packages are missing
+    (a factory may offer a cheap ``check_available()``); loads no model."""
+    check = getattr(get_embedder_factory(name), "check_available", None)
+    if callable(check):
+        check()

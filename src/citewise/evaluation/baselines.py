@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import time
 import warnings
@@ -22,6 +23,24 @@ class Baseline:
     name: str
     index_seconds: float
     rank: Callable[[str], list[str]]
+
+
+def require_baselines() -> None:
+    """Fail now, naming the extra, if a baseline's packages are missing: before an hour of
+    embedding, not after it."""
+    for module, package in (
+        ("rank_bm25", "rank_bm25"),
+        ("langchain_classic.retrievers", "langchain-classic"),
+        ("langchain_community.retrievers", "langchain-community"),
+    ):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                importlib.import_module(module)
+        except ImportError:
+            raise MissingExtraError(
+                package, "bench", "The benchmark's baselines (--no-baselines skips them)"
+            ) from None
 
 
 def rank_bm25_baseline(corpus: Corpus, depth: int = 100) -> Baseline:

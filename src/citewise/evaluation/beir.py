@@ -13,7 +13,11 @@ from typing import Any
 
 from citewise.config import Settings
 from citewise.errors import SourceError
-from citewise.evaluation.baselines import langchain_ensemble_baseline, rank_bm25_baseline
+from citewise.evaluation.baselines import (
+    langchain_ensemble_baseline,
+    rank_bm25_baseline,
+    require_baselines,
+)
 from citewise.evaluation.metrics import Qrels, Run, evaluate
 from citewise.kb import KnowledgeBase, Library, Progress
 from citewise.models import Section
@@ -117,6 +121,8 @@ def run_beir_benchmark(
     Returns a JSON-ready report: per mode nDCG@10, Recall@100, MRR@10 and query latency; index
     timings; and the rank_bm25 baseline measured in the same process.
     """
+    if baselines:
+        require_baselines()
     corpus, queries, qrels = load_beir(folder, split)
     if max_queries is not None:
         queries = dict(list(queries.items())[:max_queries])

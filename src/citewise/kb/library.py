@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from citewise.config import Settings
 from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
-from citewise.embedding.base import Embedder, get_embedder_factory
+from citewise.embedding.base import Embedder, check_embedder
 from citewise.errors import KnowledgeBaseError
 from citewise.kb.config import KBConfig
 from citewise.kb.models import ChatModels, ModelFactory
@@ -88,7 +88,7 @@ class Library:
         with self.store.write_lock(name):
             if self.store.exists(name):
                 raise KnowledgeBaseError(f"knowledge base {name!r} already exists")
-            get_embedder_factory(config.embedder)
+            check_embedder(config.embedder)
             self.store.create(name, config.to_meta())
         return self.get(name)
 

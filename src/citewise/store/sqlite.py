@@ -166,6 +166,11 @@ class SQLiteStore:
         )
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            _check_schema(conn, kb)
+        except KnowledgeBaseError:
+            conn.close()
+            raise
         cjk.install(conn, _record_schema_version)
         with self._lock:
             self._conns[key] = (conn, file_id)
@@ -287,6 +292,18 @@ class SQLiteStore:
         with self._lock:
             self._dense[kb] = index
         return index
+
+
+def _check_schema(conn: sqlite3.Connection, kb: str) -> None:
+    """Refuse a file written by a newer citewise: reading it could misread or damage it.
+    (Older files are upgraded in place, transactionally, by ``cjk.install``.)"""
+    row = conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone()
+    found = int(row[0]) if row is not None and str(row[0]).isdigit() else 1
+    if found > int(SCHEMA_VERSION):
+        raise KnowledgeBaseError(
+            f"knowledge base {kb!r} was written by a newer citewise (schema {found}; this "
+            f"version reads schema {SCHEMA_VERSION} and older): upgrade citewise to use it"
+        )
 
 
 def _record_schema_version(conn: sqlite3.Connection) -> None:
