@@ -20,7 +20,7 @@ from citewise.answering import (
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.testing import ScriptedCall, ScriptedChatModel, script
 
-from .fakes import INSTALL, FakeRetriever
+from .fakes import CONFIGURE, INSTALL, FakeRetriever
 
 
 def test_the_async_stream_ends_with_one_done() -> None:
@@ -111,5 +111,34 @@ def test_without_a_model_a_conversation_gets_the_extractive_answer(lgos_kb: Any)
         {"role": "user", "content": "How do I add API key authentication?"},
     ]
     result = lgos_kb.ask(turns)
-    assert result.kind == "extractive" and result.queries == (turns[-1]["content"],)
+    question = turns[-1]["content"]
+    assert result.kind == "extractive" and result.queries == (question, f"Hi {question}")
     assert any("authentication" in c.url for c in result.citations)
+
+
+def test_without_a_model_a_follow_up_is_searched_with_the_earlier_questions() -> None:
+    from .fakes import LOGGING
+
+    def results(query: str) -> list[Any]:
+        # The follow-up alone finds logging; with the earlier question, configuration.
+        return [LOGGING, INSTALL] if query == "And the logs?" else [CONFIGURE, LOGGING]
+
+    retriever = FakeRetriever(results=results)
+    turns = [
+        {"role": "user", "content": "How do I configure it?"},
+        {"role": "assistant", "content": "Set EXAMPLE_KEY."},
+        {"role": "user", "content": "And the logs?"},
+    ]
+    result = answer(turns, retriever, None)
+    joined = "How do I configure it? And the logs?"
+    assert retriever.queries == ["And the logs?", joined]
+    assert result.queries == ("And the logs?", joined)
+    # Found by both it leads; the follow-up's own list outweighs the joined one's.
+    assert [hit.url for hit in result.hits] == [LOGGING.url, INSTALL.url, CONFIGURE.url]
+
+
+def test_without_a_model_a_single_question_is_searched_once() -> None:
+    retriever = FakeRetriever()
+    result = answer("How do I install it?", retriever, None)
+    assert retriever.queries == ["How do I install it?"]
+    assert [hit.url for hit in result.hits] == [INSTALL.url, CONFIGURE.url]

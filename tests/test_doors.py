@@ -3,7 +3,8 @@
 One knowledge base with its own search defaults (not the global ones) and one without are
 searched through Python, ``citewise search``, ``citewise ask --json``, the REST search,
 ``/v1/responses`` (extractive, and with a scripted model) and MCP ``search_docs``: the hits
-(chunk, URL, score, rankers and text, context window included) must be identical.
+(chunk, URL, score, rankers and text, context window included) must be identical, with the
+SQLite store and with the PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 from citewise.testing import ScriptedChatModel, script
 
+from . import pg
 from .conftest import REPO
 
 QUESTION = "How does citewise split long sections?"
@@ -44,11 +46,29 @@ CASES = [
 Hit = dict[str, Any]
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The store every door uses: the default SQLite folder, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url = pg.fresh_url()
+    yield url
+    pg.drop_schema(url)
+
+
+def use_store(monkeypatch: pytest.MonkeyPatch, store_url: str | None) -> None:
+    if store_url:
+        monkeypatch.setenv("CITEWISE_STORE_URL", store_url)
+    else:
+        monkeypatch.delenv("CITEWISE_STORE_URL", raising=False)
+
+
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def home(tmp_path_factory: pytest.TempPathFactory, store_url: str | None) -> Path:
     """citewise's own docs, indexed twice: ``custom`` (own defaults) and ``plain``."""
     home = tmp_path_factory.mktemp("doors")
-    library = Library(Settings(home=home))
+    library = Library(Settings(home=home, store_url=store_url))
     # Small chunks, so a section spans several and the context window has neighbours to add.
     strategy = IndexStrategy("section", parent_chars=500)
     library.create("custom", KBConfig(strategy=strategy, embedder="minilm", defaults=CUSTOM))
@@ -59,10 +79,10 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def servers(home: Path) -> Iterator[dict[str, str]]:
+def servers(home: Path, store_url: str | None) -> Iterator[dict[str, str]]:
     """Two real servers on 127.0.0.1: extractive, and with a scripted model that plans the
     question as written (so its one search is the same search)."""
-    settings = Settings(home=home)
+    settings = Settings(home=home, store_url=store_url)
     scripted = ScriptedChatModel(reply=script(answer="See the docs."))
     extractive_app = create_app(settings, ServerOptions(kb="plain"), model_factory=lambda: None)
     scripted_app = create_app(settings, ServerOptions(kb="plain"), model_factory=lambda: scripted)
@@ -97,7 +117,8 @@ def from_result(result: Hit) -> Hit:
 
 
 def python_door(home: Path, kb: str, overrides: dict[str, Any]) -> list[Hit]:
-    found = KnowledgeBase(kb, settings=Settings(home=home)).search(QUESTION, **overrides)
+    settings = Settings(home=home, store_url=os.environ.get("CITEWISE_STORE_URL"))
+    found = KnowledgeBase(kb, settings=settings).search(QUESTION, **overrides)
     return [hit.as_json() for hit in found]
 
 
@@ -157,7 +178,7 @@ def mcp_door(home: Path, kb: str, overrides: dict[str, Any]) -> list[Hit]:
 
     result = asyncio.run(call())
     assert not result.is_error, result.content
-    return list(json.loads(result.content[0].text)["results"])
+    return list(result.structured_content["results"])  # the text is a short listing
 
 
 @pytest.mark.parametrize(("kb", "overrides"), CASES)
@@ -166,12 +187,14 @@ def test_every_door_gives_the_same_hits(
     overrides: dict[str, Any],
     home: Path,
     servers: dict[str, str],
+    store_url: str | None,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CITEWISE_HOME", str(home))
-    for variable in ("CITEWISE_LLM_MODEL", "CITEWISE_LLM_GGUF", "CITEWISE_STORE_URL"):
+    for variable in ("CITEWISE_LLM_MODEL", "CITEWISE_LLM_GGUF"):
         monkeypatch.delenv(variable, raising=False)
+    use_store(monkeypatch, store_url)
     reference = python_door(home, kb, overrides)
     assert reference, "the question must find something for the comparison to mean anything"
     doors = {
@@ -187,8 +210,11 @@ def test_every_door_gives_the_same_hits(
         assert [same(hit) for hit in hits] == expected, door
 
 
-def test_a_knowledge_base_s_own_defaults_shape_the_hits(home: Path) -> None:
+def test_a_knowledge_base_s_own_defaults_shape_the_hits(
+    home: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The comparison above is not vacuous: ``custom`` differs from ``plain`` as configured."""
+    use_store(monkeypatch, store_url)
     custom = python_door(home, "custom", {})
     plain = python_door(home, "plain", {})
     assert len(custom) == 3 and len(plain) == 10

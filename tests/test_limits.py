@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from citewise import limits
@@ -16,7 +18,7 @@ def test_limits_are_those_of_the_issue() -> None:
 
 def test_file_size_check_is_inclusive_and_names_the_file() -> None:
     limits.check_file_size("a.pdf", limits.MAX_FILE_BYTES)
-    with pytest.raises(TooLargeError, match=r"^a\.pdf: file is 16\.0 MiB, over the 16\.0 MiB"):
+    with pytest.raises(TooLargeError, match=r"^a\.pdf: file is more than the 16\.0 MiB limit"):
         limits.check_file_size("a.pdf", limits.MAX_FILE_BYTES + 1)
     assert issubclass(TooLargeError, SourceError)
 
@@ -32,3 +34,17 @@ def test_small_limits_read_in_bytes_and_kib(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(limits, "MAX_FILE_BYTES", 2048)
     with pytest.raises(TooLargeError, match=r"file is 3\.0 KiB, over the 2\.0 KiB limit"):
         limits.check_file_size("b.docx", 3072)
+
+
+def test_a_document_with_too_many_sections_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citewise.parsing.source import parse_file
+    from citewise.sources import SourceFile
+
+    text = "".join("## Same\n\nbody\n\n" for _ in range(60_000))
+    source = SourceFile("many.md", tmp_path / "many.md", text)
+    with pytest.raises(TooLargeError, match=r"many\.md: 60,000 sections, over the limit of 50,000"):
+        parse_file(source)
+    monkeypatch.setenv("CITEWISE_MAX_SECTIONS", "100000")
+    assert len(parse_file(source)) == 60_000

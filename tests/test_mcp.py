@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,11 @@ from typing import Any
 import pytest
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+SECTION_URL = (
+    "https://ilkersigirci.github.io/langgraph-openai-serve/0.12.0/how-to-guides/"
+    "authentication/#api-key-middleware"
+)
 
 
 async def session_calls(
@@ -49,31 +53,70 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
         )
     )
     by_name = {tool.name: tool for tool in tools.tools}
-    assert set(by_name) == {"search_docs", "ask_docs"}
+    assert set(by_name) == {"search_docs", "ask_docs", "get_section", "list_scopes"}
     options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window"}
     search_params = set(by_name["search_docs"].input_schema["properties"])
     assert search_params == {"query", "doc_ids", "page_prefix", "k", *options}
     assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", *options}
 
-    results = json.loads(search.content[0].text)["results"]
+    # One copy of each result: structured; the text is a short listing of titles and URLs.
+    results = search.structured_content["results"]
     assert len(results) == 3
     assert results[0]["url"].startswith("https://ilkersigirci.github.io/langgraph-openai-serve/")
     assert any("authentication" in r["url"] for r in results)
-    scoped_results = json.loads(scoped.content[0].text)["results"]
+    (summary,) = search.content
+    assert results[0]["url"] in summary.text and results[0]["text"] not in summary.text
+    scoped_results = scoped.structured_content["results"]
     assert len(scoped_results) == 2
     assert all("/how-to-guides/" in r["url"] for r in scoped_results)
-    keyword_results = json.loads(keyword.content[0].text)["results"]
+    keyword_results = keyword.structured_content["results"]
     assert len(keyword_results) == 2 and all(r["rankers"] == ["keyword"] for r in keyword_results)
     # ``k`` is the deprecated name of ``top_k``.
-    assert json.loads(old_k.content[0].text)["results"] == results
+    assert old_k.structured_content["results"] == results
 
-    answer = json.loads(ask.content[0].text)
+    answer = ask.structured_content
     assert answer["kind"] == "extractive" and answer["citations"]
     span = answer["citations"][0]
     assert span["url"] in answer["answer"][span["start_index"] : span["end_index"]]
-    scoped_answer = json.loads(scoped_ask.content[0].text)
+    scoped_answer = scoped_ask.structured_content
     assert len({c["url"] for c in scoped_answer["citations"]}) == 1
     assert all("/how-to-guides/" in c["url"] for c in scoped_answer["citations"])
 
-    assert bad.is_error and "unknown scope 'nowhere'" in bad.content[0].text
+    # The scope is an enum and top_k is bounded, so a client can check before calling;
+    # the server still refuses what slips through.
+    assert bad.is_error and "nowhere" in bad.content[0].text
     assert bad_top_k.is_error and "top_k" in bad_top_k.content[0].text
+
+
+def test_tools_describe_the_docs_and_are_read_only(lgos_home: Path) -> None:
+    tools, (scopes, section, missing) = asyncio.run(
+        session_calls(
+            lgos_home,
+            [
+                ("list_scopes", {}),
+                ("get_section", {"url": SECTION_URL}),
+                ("get_section", {"url": "https://example.org/nowhere/"}),
+            ],
+        )
+    )
+    by_name = {tool.name: tool for tool in tools.tools}
+    expected_scopes = ["all", "demo", "explanation", "how-to-guides", "library", "tutorials"]
+    for tool in by_name.values():
+        assert "'lgos' documentation" in (tool.description or "")
+        assert "version 0.12.0" in (tool.description or "")
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert tool.annotations.destructive_hint is not True
+    for name in ("search_docs", "ask_docs"):
+        properties = by_name[name].input_schema["properties"]
+        scope = properties["scope"]["anyOf"][0]
+        assert scope["enum"] == expected_scopes
+        top_k = properties["top_k"]["anyOf"][0]
+        assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
+        assert "how-to-guides" in (by_name[name].description or "")
+
+    assert scopes.structured_content == {"scopes": expected_scopes}
+    text = section.structured_content["text"]
+    heading = text.splitlines()[0]  # the section whole: its heading, then its text
+    assert heading.startswith("#") and heading.endswith("API Key Middleware")
+    assert "BaseHTTPMiddleware" in text
+    assert missing.is_error and "no section" in missing.content[0].text

@@ -16,13 +16,14 @@ requested after it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from citewise.asyncbridge import iterate_in_thread
 from citewise.errors import ConfigurationError, ModelError
 from citewise.extractive import extractive_answer
 from citewise.graph.events import Done, Event, Status, TextDelta
-from citewise.models import Answer, Retriever
+from citewise.models import Answer, Hit, Retriever
 from citewise.options import SearchOptions
 
 if TYPE_CHECKING:
@@ -100,23 +101,50 @@ async def astream_answer(
         raise ConfigurationError(f"unknown model {workflow!r} (known: {', '.join(WORKFLOWS)})")
     turns = conversation(messages)
     if model is None:
-        async for event in _extractive(turns[-1].text, retriever, options):
+        async for event in _extractive(turns, retriever, options):
             yield event
         return
     async for event in _workflow(turns, retriever, model, options, workflow):
         yield event
 
 
+# With no model to rewrite a follow-up ("And sick leave?"), the earlier user turns give it
+# context: searched joined with it, that list is fused with the follow-up's own at a lower
+# weight, so the last message still decides the ranking where both lists agree.
+_EARLIER_TURNS = 2
+_FOLLOW_UP_WEIGHTS = (2.0, 1.0)
+
+
 async def _extractive(
-    question: str, retriever: Retriever, options: SearchOptions
+    turns: list[AnyMessage], retriever: Retriever, options: SearchOptions
 ) -> AsyncIterator[Event]:
+    from langchain_core.messages import HumanMessage
+
     from citewise.graph.nodes import search_status
 
+    question = str(turns[-1].text)
+    earlier = [str(m.text) for m in turns[:-1] if isinstance(m, HumanMessage) and m.text.strip()]
     yield Status(search_status(question, options))
     hits = await retriever.asearch(question, options)
-    result = extractive_answer(question, hits)
+    queries: tuple[str, ...] = (question,)
+    if earlier:
+        joined = " ".join([*earlier[-_EARLIER_TURNS:], question])
+        hits = _fused(hits, await retriever.asearch(joined, options), options.top_k)
+        queries = (question, joined)
+    result = extractive_answer(" ".join(queries), hits)
+    result = replace(result, queries=queries)
     yield TextDelta(result.text)
     yield Done(result)
+
+
+def _fused(last: Sequence[Hit], joined: Sequence[Hit], top_k: int) -> list[Hit]:
+    """The follow-up's hits and the joined conversation's, fused by weighted RRF."""
+    from citewise.retrieval.fusion import reciprocal_rank_fusion
+
+    by_id = {hit.chunk.chunk_id: hit for hit in [*joined, *last]}  # the follow-up's wins
+    rankings = [[hit.chunk.chunk_id for hit in last], [hit.chunk.chunk_id for hit in joined]]
+    fused = reciprocal_rank_fusion(rankings, weights=_FOLLOW_UP_WEIGHTS)
+    return [replace(by_id[chunk_id], score=score) for chunk_id, score in fused[:top_k]]
 
 
 async def _workflow(

@@ -8,6 +8,7 @@ CitewiseError
 │   ├── UnsafeArchiveError      an archive entry is hostile (.., absolute, link, device, bomb)
 │   └── DocsFolderMissingError  the archive has no docs folder
 ├── KnowledgeBaseError   an unknown or unusable knowledge base
+│   └── StorageError            the store could not write (disk full, I/O error): nothing written
 ├── EmbeddingError       the embedding model failed or is missing
 ├── ConfigurationError   an invalid setting
 ├── MissingExtraError    an optional dependency is not installed (names the extra)
@@ -47,6 +48,11 @@ class TooLargeError(SourceError):
 
 class KnowledgeBaseError(CitewiseError):
     """A knowledge base does not exist or cannot be used."""
+
+
+class StorageError(KnowledgeBaseError):
+    """The store could not write (a full disk, an I/O error); the write was rolled back, so
+    what was stored before is intact."""
 
 
 class EmbeddingError(CitewiseError):

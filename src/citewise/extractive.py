@@ -16,6 +16,24 @@ NO_MATCH = "The documentation has no section that matches this question."
 
 _WORD = re.compile(r"\w+")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
+# Site-only markup (MkDocs Material, Python-Markdown extensions) that means nothing outside
+# the site: attribute lists ``{ .lg .middle }``, icon shortcodes ``:material-api:`` and raw
+# layout HTML ``<div class="grid cards" markdown>``; the text they decorate stays.
+_ATTR_LIST = re.compile(
+    r"[ \t]*\{:?[ \t]*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+))"
+    r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+)))*[ \t]*\}"
+)
+_ICON = re.compile(r":(?:material|fontawesome|octicons|simple|fa|si)-[\w-]+:[ \t]?")
+_LAYOUT_TAG = re.compile(
+    r"</?(?:div|span|section|article|aside|nav|figure|figcaption|center|p|br|hr|picture|"
+    r"source)\b[^>]*>",
+    re.IGNORECASE,
+)
+# MkDocs Material's code annotation markers at the end of a code line: ``  # (1)!``.
+_CODE_ANNOTATION = re.compile(r"[ \t]*(?:#|//|--|;)[ \t]*\(\d+\)!?[ \t]*$")
+# ``!!! note "Title"`` / ``??? tip`` (admonitions) and ``=== "Tab"`` (content tabs): their
+# body is indented four spaces, which plain Markdown would show as a code block.
+_CONTAINER = re.compile(r"^(!!!|\?\?\?\+?|===)[ \t]*([\w-]*)[^\"\n]*(?:\"([^\"]*)\")?[ \t]*$")
 _STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i in is it me my of on or the this "
     "to what when where which who why will with you your".split()
@@ -58,10 +76,47 @@ def _blocks(body: str) -> list[str]:
     return blocks
 
 
+def clean_markup(markdown: str) -> str:
+    """``markdown`` without site-only markup: outside code blocks, attribute lists, icon
+    shortcodes and layout HTML go, and admonitions and content tabs become a bold title over
+    their dedented body; inside them, only code annotation markers (``# (1)!``) go."""
+    lines: list[str] = []
+    fence: str | None = None
+    container = False  # inside an admonition or tab body: dedent by four spaces
+    for line in markdown.split("\n"):
+        body = line[4:] if container and line.startswith("    ") else line
+        if container and line.strip() and not line.startswith("    "):
+            container = False
+        marker = _FENCE.match(body.strip())
+        if fence is not None:
+            if body.strip().startswith(fence):
+                fence = None
+            lines.append(_CODE_ANNOTATION.sub("", body))
+            continue
+        if marker:
+            fence = marker.group(1)[0] * 3
+            lines.append(body)
+            continue
+        found = _CONTAINER.match(body.strip())
+        if found:
+            kind, title = found.group(2), found.group(3)
+            label = title if title is not None else kind.capitalize()
+            if found.group(1) != "===" and kind and title:
+                label = f"{kind.capitalize()}: {title}"
+            lines += [f"**{label}**", ""] if label else [""]
+            container = True
+            continue
+        cleaned = _LAYOUT_TAG.sub("", _ICON.sub("", _ATTR_LIST.sub("", body)))
+        if cleaned.strip() or not body.strip():
+            lines.append(cleaned.rstrip())
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
 def best_passage(question: str, chunk_text: str, max_chars: int = 700) -> str:
     """The run of consecutive blocks of a chunk that shares most terms with the question."""
     _, _, body = chunk_text.partition("\n\n")
-    blocks = _blocks(body or chunk_text)
+    blocks = _blocks(clean_markup(body or chunk_text))
     if not blocks:
         return ""
     wanted = _terms(question)
@@ -100,7 +155,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], passages: int = 3) -> 
         return Answer(text=NO_MATCH, citations=(), hits=tuple(hits), kind="extractive")
     parts = [EXTRACTIVE_LABEL]
     for hit in chosen:
-        heading = " › ".join(hit.chunk.heading_path) or hit.chunk.title
+        heading = clean_markup(" › ".join(hit.chunk.heading_path) or hit.chunk.title)
         parts.append(
             f"**[{heading}]({hit.url})**\n\n{_quote(best_passage(question, hit.chunk.text))}"
         )

@@ -6,13 +6,16 @@ module (to ask :func:`chat_model_configured`) costs nothing on the extractive pa
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from citewise import telemetry
 from citewise.config import Settings
 from citewise.errors import ConfigurationError, ModelError
 
@@ -97,6 +100,8 @@ def openai_chat_model(
             max_retries=max_retries,
             # Gateways implement Chat Completions far more widely than the Responses API.
             use_responses_api=False,
+            # The endpoint's token counts, also for streamed answers (telemetry reads them).
+            stream_usage=True,
         )
     except OpenAIError as error:
         raise ConfigurationError(
@@ -172,6 +177,7 @@ async def astructured(
     """
     from langchain_core.exceptions import OutputParserException
 
+    track_model_calls()
     config: RunnableConfig = {"tags": [*tags, NOSTREAM_TAG], "run_name": schema.__name__}
     with_json = _with_instruction(messages, json_instruction(schema))
     try:
@@ -209,3 +215,72 @@ async def _tools_then_json(
     return await model.with_structured_output(schema, method="json_mode").ainvoke(
         list(with_json), config
     )
+
+
+@functools.cache
+def track_model_calls() -> None:
+    """Report every chat model call made in this process to :mod:`citewise.telemetry`: its
+    purpose (the ``citewise:…`` tag), duration, outcome and the endpoint's token ``usage``.
+
+    Registered once, as a LangChain configure hook, so every model (endpoint, local, scripted)
+    is seen without passing callbacks around (which would replace the graph's own).
+    """
+    from contextvars import ContextVar
+
+    from langchain_core.tracers.context import register_configure_hook
+
+    handler = _usage_handler()
+    hook: ContextVar[Any | None] = ContextVar("citewise_model_calls", default=handler)
+    register_configure_hook(hook, inheritable=True)
+
+
+def _usage_handler() -> Any:
+    from uuid import UUID
+
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.outputs import ChatGeneration, LLMResult
+
+    class ModelCalls(BaseCallbackHandler):
+        run_inline = True  # in the caller's context, where telemetry's observers are
+
+        def __init__(self) -> None:
+            self.started: dict[UUID, tuple[float, str]] = {}
+
+        def on_chat_model_start(
+            self, serialized: Any, messages: Any, *, run_id: UUID, tags: Any = None, **kw: Any
+        ) -> None:
+            self.started[run_id] = (time.perf_counter(), _purpose(tags))
+
+        def _done(
+            self, run_id: UUID, error: BaseException | None, values: dict[str, float]
+        ) -> None:
+            began, purpose = self.started.pop(run_id, (time.perf_counter(), "other"))
+            telemetry.record(
+                "model_call", seconds=time.perf_counter() - began, values=values,
+                error=type(error).__name__ if error else None,
+                cause=str(error) if error else None, purpose=purpose,
+            )  # fmt: skip
+
+        def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kw: Any) -> None:
+            values: dict[str, float] = {}
+            for generation in (one for batch in response.generations for one in batch):
+                message = generation.message if isinstance(generation, ChatGeneration) else None
+                usage = getattr(message, "usage_metadata", None)
+                if usage:
+                    for name, key in (("prompt_tokens", "input_tokens"),
+                                      ("completion_tokens", "output_tokens")):  # fmt: skip
+                        values[name] = values.get(name, 0) + usage.get(key, 0)
+            self._done(run_id, None, values)
+
+        def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+            self._done(run_id, error, {})
+
+    return ModelCalls()
+
+
+def _purpose(tags: Any) -> str:
+    """``plan``, ``answer``, ``grade``… from a call's ``citewise:`` tag."""
+    for tag in tags or ():
+        if isinstance(tag, str) and tag.startswith("citewise:"):
+            return tag.removeprefix("citewise:")
+    return "other"

@@ -1,17 +1,25 @@
-"""``citewise mcp``: the docs as MCP tools (``search_docs``, ``ask_docs``) over stdio.
+"""``citewise mcp``: the docs as MCP tools over stdio: ``search_docs``, ``ask_docs``,
+``get_section`` and ``list_scopes``.
 
 Coding agents (Claude Code, Cursor, …) start ``citewise mcp --kb NAME`` as a subprocess and
 call the tools; the official ``mcp`` package speaks the protocol (``pip install
-'citewise[mcp]'``). Both tools take the search options of ``citewise.options`` (``None``
+'citewise[mcp]'``). The search tools take the search options of ``citewise.options`` (``None``
 keeps the knowledge base's default) and call the knowledge base's own search and answer.
+Each tool says which docs it searches (name, site, version, scopes from the index), is marked
+read-only, and returns its result once: as structured content, with a short text summary
+(titles and URLs) for clients that read only text.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from pydantic import Field
+
+from citewise import __version__
 from citewise.config import Settings
 from citewise.errors import CitewiseError, MissingExtraError
 from citewise.kb import KnowledgeBase, Library
@@ -23,9 +31,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
-    "Answers questions about a documentation set. search_docs returns the matching sections "
-    "with their URLs; ask_docs returns an answer that cites them. Prefer citing the URLs."
+    "Answers questions about {about}. search_docs returns the matching sections with their "
+    "URLs; ask_docs returns an answer that cites them; get_section opens a cited section "
+    "whole; list_scopes lists the parts of the docs a search can be limited to. Prefer "
+    "citing the URLs."
 )
+TopK = Annotated[int | None, Field(ge=1, le=100, description="how many sections (1-100)")]
+ContextWindow = Annotated[int | None, Field(ge=0, le=5)]
 
 __all__ = ["build_server", "serve"]
 
@@ -55,42 +67,61 @@ def _overrides(**values: Any) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
 
 
+def describe(kb: KnowledgeBase) -> str:
+    """The docs ``kb`` holds, in words: its name, description or site, version and scopes."""
+    meta = kb.meta()
+    what = kb.config.description or meta.get("site_url") or meta.get("source") or "uploaded files"
+    version = meta.get("release") or meta.get("version")
+    about = f"the {kb.name!r} documentation ({what}{f', version {version}' if version else ''})"
+    scopes = [scope for scope in kb.scopes if scope != "all"]
+    return f"{about}; scopes: {', '.join(scopes)}" if scopes else about
+
+
+def _result(structured: dict[str, Any], summary: str) -> Any:
+    """One copy of a tool's result: the structured content, and a summary (no section
+    text) as the text content that clients without structured output read."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(
+        content=[TextContent(type="text", text=summary)], structured_content=structured
+    )
+
+
+def _listing(results: list[dict[str, Any]]) -> str:
+    lines = [f"{n}. {' › '.join(r['heading_path']) or r['title']}: {r['url']}"
+             for n, r in enumerate(results, start=1)]  # fmt: skip
+    return "\n".join(lines) or "No section matches."
+
+
 def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
     """An MCP server whose tools search and answer from ``kb`` (its chat model, if any,
     writes the answers; without one they are extractive)."""
-    server_class, tool_error = _mcp_classes()
-    server: MCPServer[Any] = server_class(name="citewise", instructions=INSTRUCTIONS)
+    from mcp.types import ToolAnnotations
 
-    @server.tool()
+    server_class, tool_error = _mcp_classes()
+    about = describe(kb)
+    server: MCPServer[Any] = server_class(
+        name="citewise", version=__version__, instructions=INSTRUCTIONS.format(about=about)
+    )
+    # The scopes as an enum, so a client offers them and never sends one that is not there.
+    scope_type: Any = Annotated[
+        Literal[tuple(kb.scopes)] | None,
+        Field(description="`all`, or one part of the docs (list_scopes describes them)"),
+    ]
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
     async def search_docs(
         query: str,
         scope: str | None = None,
-        top_k: int | None = None,
+        top_k: TopK = None,
         search_type: SearchType | None = None,
         query_rewrite: QueryRewrite | None = None,
         rerank: Rerank | None = None,
-        context_window: int | None = None,
+        context_window: ContextWindow = None,
         doc_ids: list[str] | None = None,
         page_prefix: str | None = None,
         k: int | None = None,
     ) -> dict[str, Any]:
-        """Search the documentation: the best-matching sections, each with its URL (link
-        to it when you use it), heading path, score and text. Options left out keep the
-        knowledge base's defaults.
-
-        Args:
-            query: what to look for, in words the docs would use.
-            scope: ``all`` or one part of the docs (``scopes`` lists them).
-            top_k: how many sections (1-100).
-            search_type: ``hybrid`` (meaning and keywords), ``vector`` or ``full_text``.
-            query_rewrite: ``off``, ``hyde``, ``multi_query`` or ``step_back`` (needs a
-                chat model).
-            rerank: ``off``, ``cross_encoder`` or ``llm``.
-            context_window: neighbouring chunks of the same section to add to each hit.
-            doc_ids: only these documents.
-            page_prefix: only pages whose path starts with this.
-            k: deprecated name of ``top_k``.
-        """
         if k is not None:
             log.warning("search_docs: 'k' is deprecated: use top_k")
             top_k = top_k if top_k is not None else k
@@ -104,31 +135,18 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         except CitewiseError as error:
             raise tool_error(str(error)) from None
         results = [hit.as_json() for hit in hits]
-        return {"results": results, "scopes": list(kb.scopes)}
+        structured = {"results": results, "scopes": list(kb.scopes)}
+        return _result(structured, _listing(results))  # type: ignore[no-any-return]
 
-    @server.tool()
     async def ask_docs(
         question: str,
         scope: str | None = None,
-        top_k: int | None = None,
+        top_k: TopK = None,
         search_type: SearchType | None = None,
         query_rewrite: QueryRewrite | None = None,
         rerank: Rerank | None = None,
-        context_window: int | None = None,
+        context_window: ContextWindow = None,
     ) -> dict[str, Any]:
-        """Answer a question from the documentation, citing the sections used (each
-        citation a span of the answer with the section's URL). Options left out keep the
-        knowledge base's defaults.
-
-        Args:
-            question: the question, in your own words.
-            scope: ``all`` or one part of the docs.
-            top_k: how many sections to read per search (1-100).
-            search_type: ``hybrid``, ``vector`` or ``full_text``.
-            query_rewrite: ``off``, ``hyde``, ``multi_query`` or ``step_back``.
-            rerank: ``off``, ``cross_encoder`` or ``llm``.
-            context_window: neighbouring chunks of the same section to add to each hit.
-        """
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
             rerank=rerank, context_window=context_window,
@@ -138,8 +156,48 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         except CitewiseError as error:
             raise tool_error(str(error)) from None
         citations = [asdict(citation) for citation in answer.citations]
-        return {"answer": answer.text, "kind": answer.kind, "citations": citations}
+        structured = {"answer": answer.text, "kind": answer.kind, "citations": citations}
+        return _result(structured, answer.text)  # type: ignore[no-any-return]
 
+    async def get_section(url: str) -> dict[str, Any]:
+        import asyncio
+
+        text = await asyncio.to_thread(kb.section, url)
+        if text is None:
+            raise tool_error(f"no section at {url!r} in {kb.name!r}: pass a URL search_docs "
+                             "or ask_docs returned")  # fmt: skip
+        return _result({"url": url, "text": text}, text)  # type: ignore[no-any-return]
+
+    async def list_scopes() -> dict[str, Any]:
+        scopes = list(kb.scopes)
+        return _result({"scopes": scopes}, ", ".join(scopes))  # type: ignore[no-any-return]
+
+    search_docs.__annotations__["scope"] = scope_type
+    ask_docs.__annotations__["scope"] = scope_type
+    descriptions: dict[Callable[..., Any], str] = {
+        search_docs: (
+            f"Search {about}: the best-matching sections, each with its URL (link to it when "
+            "you use it), heading path, score and text. Options left out keep the knowledge "
+            "base's defaults. query: what to look for, in words the docs would use; "
+            "search_type: hybrid (meaning and keywords), vector or full_text; query_rewrite: "
+            "off, hyde, multi_query or step_back (needs a chat model); rerank: off, "
+            "cross_encoder or llm; context_window: neighbouring chunks of the same section "
+            "added to each hit (0-5); doc_ids: only these documents; page_prefix: only pages "
+            "whose path starts with this; k: deprecated name of top_k."
+        ),
+        ask_docs: (
+            f"Answer a question from {about}, citing the sections used (each citation a span "
+            "of the answer, start_index/end_index in code points, with the section's URL). "
+            "Options left out keep the knowledge base's defaults."
+        ),
+        get_section: (
+            f"Open one section of {about} whole, by the URL a search or an answer cited "
+            "(a page URL without #anchor: the whole page), as Markdown."
+        ),
+        list_scopes: f"The scopes of {about} that search_docs and ask_docs can be limited to.",
+    }
+    for tool, description in descriptions.items():
+        server.tool(description=description, annotations=read_only)(tool)
     return server
 
 

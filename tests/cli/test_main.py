@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,30 @@ def test_every_command_has_a_handler(argv: list[str]) -> None:
     assert callable(build_parser().parse_args(argv).run)
 
 
-def test_serve_runs_the_app_with_the_flags(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """``serve`` configures the process's logging: put it back for the tests that follow."""
+    import logging
+
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def test_serve_runs_the_app_with_the_flags(
+    home: Path, monkeypatch: pytest.MonkeyPatch, root_logging: None
+) -> None:
     import uvicorn
 
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
     assert main(["serve", "--kb", "team", "--port", "8123", "--log-level", "warning"]) == 0
-    assert calls == [{"host": "127.0.0.1", "port": 8123, "log_level": "warning"}]
+    assert calls == [
+        {"host": "127.0.0.1", "port": 8123, "log_level": "warning", "access_log": False}
+    ]
 
 
 def test_mcp_serves_the_named_knowledge_base(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,3 +104,19 @@ def test_version_names_the_package_schema_and_embedder(
     assert exit_info.value.code == 0
     printed = capsys.readouterr().out.strip()
     assert printed == f"citewise {__version__} (SQLite store schema 2, embedder e5)"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "citewise", "sections", str(docs), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith(b"{")
+    process.stdout.close()  # like `| head -1`
+    error = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=60) in (0, 141)
+    assert "Traceback" not in error and "BrokenPipeError" not in error

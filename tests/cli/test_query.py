@@ -114,8 +114,8 @@ def test_dev_cases_are_all_found_in_the_top_ten(lgos_kb: KnowledgeBase) -> None:
         (["search", "x", "--kb", "missing"], "unknown knowledge base 'missing'"),
         (["ask", "x", "--kb", "missing"], "unknown knowledge base 'missing'"),
         (["search", "x", "--kb", "lgos", "--scope", "nope"], "unknown scope 'nope'"),
-        (["search", "x", "--kb", "lgos", "--top-k", "0"], "top_k"),
-        (["ask", "x", "--kb", "lgos", "--context-window", "9"], "context_window"),
+        (["search", "x", "--kb", "lgos", "--top-k", "0"], "--top-k 0: "),
+        (["ask", "x", "--kb", "lgos", "--context-window", "9"], "--context-window 9: "),
     ],
 )
 def test_errors_are_one_line_without_traceback(

@@ -147,5 +147,5 @@ def test_parse_file_refuses_an_oversized_source_that_skipped_the_folder_reader(
 ) -> None:
     data = b"%PDF" + b"\0" * limits.MAX_FILE_BYTES
     upload = SourceFile("up.pdf", tmp_path / "up.pdf", data=data, binary=True)
-    with pytest.raises(TooLargeError, match=r"up\.pdf: file is 16\.0 MiB"):
+    with pytest.raises(TooLargeError, match=r"up\.pdf: file is more than the 16\.0 MiB limit"):
         parse_file(upload, site_url="", version=None)

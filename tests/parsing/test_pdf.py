@@ -82,6 +82,14 @@ def test_an_application_made_title_gives_way_to_the_file_name() -> None:
     assert parse(data, doc_id="release-notes.pdf")[0].heading_path == ("Release notes", "Page 1")
 
 
+@pytest.mark.parametrize("placeholder", ["(anonymous)", "anonymous", "Untitled", "[untitled]", ""])
+def test_a_placeholder_or_missing_title_gives_way_to_the_file_name(placeholder: str) -> None:
+    data = make_pdf([["Hello."]], title=placeholder or None)
+    (section,) = parse(data, doc_id="policies/leave-policy.pdf")
+    assert section.heading_path == ("Leave policy", "Page 1")
+    assert "anonymous" not in " ".join(section.heading_path)
+
+
 def test_unreadable_and_textless_pdfs_are_refused_with_their_name() -> None:
     with pytest.raises(SourceError, match=r"broken\.pdf: not a readable PDF"):
         parse(b"%PDF-1.4\nthis is not a pdf", doc_id="broken.pdf")

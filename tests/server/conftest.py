@@ -21,17 +21,33 @@ SECTION = re.compile(r'<section url="([^"]+)" title="([^"]+)">')
 
 
 FAIL = "FAIL"
+RICH = "RICH"
+# Characters a UTF-16 client counts differently from Python (astral emoji, a ZWJ sequence)
+# or that look like one character but are two (a combining accent), before a citation.
+TRICKY = "👩‍💻 Tip ✨: 日本語の説明, cafe\u0301 🎉"
 
 
 def cite_first(call: ScriptedCall) -> str:
     """A scripted answer citing the first section of its prompt (a real section URL); a
-    question with ``FAIL`` in it makes the model fail instead."""
+    question with ``FAIL`` in it makes the model fail instead, one with ``RICH`` gets
+    Markdown with code, a table and emoji around two citations."""
     if FAIL in call.last:
         raise ModelError("the chat model failed: scripted outage")
     found = SECTION.search(call.messages[-1].text)
     assert found is not None, "the answer prompt holds no documentation"
     url, title = found.groups()
+    if RICH in call.last:
+        return rich_answer(title, url)
     return f"Use the middleware described in [{title}]({url}). Then restart the server."
+
+
+def rich_answer(title: str, url: str) -> str:
+    return (
+        f"{TRICKY} Use the **middleware** described in [{title}]({url}).\n\n"
+        "```python\napp.add_middleware(ApiKeyMiddleware)\n```\n\n"
+        "| Setting | Value |\n|---|---|\n| **API key** | `secret` 🔑 |\n\n"
+        f"Then restart the server 🚀🚀 ([{title}]({url}))."
+    )
 
 
 def client(url: str, key: str = "unused") -> OpenAI:

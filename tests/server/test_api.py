@@ -35,9 +35,10 @@ def test_models_list_both_workflows_with_their_settings(
             **SearchOptions().model_dump(mode="json"),
             "scope": "all",
             "kb": "lgos",
+            "show_status": False,
         }
         properties = settings["schema"]["properties"]
-        assert set(properties) == {*SearchOptions.model_fields, "kb"}
+        assert set(properties) == {*SearchOptions.model_fields, "kb", "show_status"}
         assert properties["scope"]["enum"] == list(lgos_scopes)
         assert properties["kb"]["enum"] == ["lgos"]
         assert properties["top_k"]["maximum"] == 100 and properties["top_k"]["default"] == 10
@@ -131,7 +132,8 @@ def test_metrics_count_requests_errors_and_searches(lgos_home: Path) -> None:
         with pytest.raises(openai.NotFoundError):
             sdk.models.retrieve("nope")
         text = httpx.get(f"{url}/metrics").text
-    assert 'citewise_requests_total{method="POST",route="/v1/responses",status="200"} 1.0' in text
+    requests = 'citewise_requests_total{method="POST",model="citewise-rag",route="/v1/responses"'
+    assert f'{requests},status="200"}} 1.0' in text
     assert 'citewise_searches_total{kb="lgos"} 1.0' in text
     assert 'citewise_errors_total{route="/v1/models/{model_id}",type="404"} 1.0' in text
     assert 'citewise_request_duration_seconds_count{route="/v1/responses"} 1.0' in text

@@ -119,7 +119,15 @@ def test_a_knowledge_bases_defaults_apply_to_its_answers(
         return embedder(name)
 
     monkeypatch.setattr(runtime.library, "embedder", counting_embedder)
-    assert cited(sdk) == [hit["url"]]  # exactly one hit, the one full text ranks first
+    # Exactly one hit, the one full text ranks first; an uploaded file's citation links to
+    # the document's content route, the section as its fragment.
+    [url] = cited(sdk)
+    path = f"/v1/knowledge-bases/team/documents/{hit['doc_id']}/content"
+    assert url == f"{str(sdk.base_url)[: -len('/v1/')]}{path}#{hit['url'].split('#')[1]}"
+    document = rest.get(path)
+    assert document.status_code == 200
+    assert document.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert document.text.startswith("# ") and "## " in document.text
     assert embedders == []
     # The request's settings still override the knowledge base's defaults.
     assert len(cited(sdk, top_k=3, search_type="hybrid")) > 1

@@ -1,21 +1,38 @@
-"""The chat page in headless Chromium (Debian's chromium, driven by node + playwright-core)."""
+"""The chat page in headless Chromium (Debian's chromium, driven by node + playwright-core):
+rendered Markdown, citations placed right around emoji, errors, stop, reloads, file links."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+from pydantic import Field
 
-from .conftest import FAIL
+from citewise.config import Settings
+from citewise.server import ServerOptions, create_app
+from citewise.server.testing import running
+from citewise.testing import ScriptedChatModel, script
+from tests.kb_support import MakeKB, sections, upload
+
+from .conftest import FAIL, RICH, TRICKY, cite_first
 
 WEB_TESTS = Path(__file__).resolve().parents[1] / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 QUESTION = "How do I add API key authentication?"
+SLOW = "SLOW"
+WORDS = 10_000
 
 
 def browser_or_skip() -> str:
@@ -29,26 +46,11 @@ def browser_or_skip() -> str:
     return node
 
 
-def test_the_page_serves_without_a_build_step(scripted_url: str) -> None:
-    page = httpx.get(scripted_url)
-    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-    assert '<script src="/web/app.js">' in page.text
-    script = httpx.get(f"{scripted_url}/web/app.js")
-    assert script.headers["content-type"].startswith("text/javascript")
-    assert "/v1/responses" in script.text
-    assert httpx.get(f"{scripted_url}/web/../app.py").status_code == 404
-
-
-def test_ask_see_statuses_answer_and_a_working_citation(
-    scripted_url: str, lgos_scopes: tuple[str, ...], tmp_path: Path
-) -> None:
+def drive(*args: str) -> dict[str, Any]:
+    """Run ``chat.mjs`` with ``args``; what the page showed."""
     node = browser_or_skip()
-    # Kept as an artifact: CITEWISE_ARTIFACTS names a folder to keep it in.
-    artifacts = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
-    screenshot = artifacts / "web-chat.png"
     run = subprocess.run(
-        [node, "chat.mjs", scripted_url, str(screenshot), QUESTION, f"{FAIL} {QUESTION}"],
+        [node, "chat.mjs", *args],
         cwd=WEB_TESTS,
         capture_output=True,
         text=True,
@@ -56,24 +58,194 @@ def test_ask_see_statuses_answer_and_a_working_citation(
         env={**os.environ, "CHROMIUM": CHROMIUM},
     )
     assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    seen: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["pageErrors"] == []
+    return seen
+
+
+class SlowModel(ScriptedChatModel):
+    """The scripted model, except that it streams an endless answer to a ``SLOW`` question
+    and records when the server stops asking for it."""
+
+    produced: list[int] = Field(default_factory=list)
+    stopped: threading.Event = Field(default_factory=threading.Event)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        if SLOW not in messages[-1].text:
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                yield chunk
+            return
+        try:
+            for number in range(WORDS):
+                self.produced.append(number)
+                yield ChatGenerationChunk(message=AIMessageChunk(content=f"word{number} "))
+                await asyncio.sleep(0.01)
+        finally:
+            self.stopped.set()
+
+
+def test_the_page_and_its_libraries_serve_without_a_build_step(scripted_url: str) -> None:
+    page = httpx.get(scripted_url)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    for script_name in ("marked.umd.js", "purify.min.js", "render.js", "app.js"):
+        assert f'<script src="/web/{script_name}">' in page.text
+        script_file = httpx.get(f"{scripted_url}/web/{script_name}")
+        assert script_file.status_code == 200
+        assert script_file.headers["content-type"].startswith("text/javascript")
+    assert "/v1/responses" in httpx.get(f"{scripted_url}/web/app.js").text
+    assert httpx.get(f"{scripted_url}/web/../app.py").status_code == 404
+
+
+@pytest.fixture
+def slow_model() -> SlowModel:
+    return SlowModel(reply=script(answer=cite_first))
+
+
+@pytest.fixture
+def page_url(lgos_home: Path, slow_model: SlowModel) -> Iterator[str]:
+    app = create_app(
+        Settings(home=lgos_home), ServerOptions(kb="lgos"), model_factory=lambda: slow_model
+    )
+    with running(app) as url:
+        yield url
+
+
+def test_a_conversation_in_the_page(
+    page_url: str, slow_model: SlowModel, lgos_scopes: tuple[str, ...], tmp_path: Path
+) -> None:
+    # Kept as artifacts: CITEWISE_ARTIFACTS names a folder to keep the screenshots in.
+    shots = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    rich = f"{RICH}: {QUESTION}"
+    seen = drive("scripted", page_url, str(shots), rich, f"{FAIL} {QUESTION}", f"{SLOW} {QUESTION}")
 
     assert seen["scopes"] == list(lgos_scopes)  # the scope selector comes from the schema
     assert seen["models"] == ["citewise-rag", "citewise-agentic"]
+    assert seen["examples"] and all(e.endswith("?") for e in seen["examples"])
     assert seen["firstStatus"] == "Understanding the question"
     assert seen["statuses"] == [
         "Understanding the question",
-        f"Searching the docs: {QUESTION}",
+        f"Searching the docs: {rich}",
         "Writing the answer",
     ]
-    (citation,) = seen["citations"]
-    assert citation["href"].startswith("https://ilkersigirci.github.io/langgraph-openai-serve/")
-    # The link shows the section's title, not the Markdown around it.
-    assert (
-        seen["answer"]
-        == f"Use the middleware described in {citation['text']}. Then restart the server."
+    # Rendered Markdown: code in <pre><code> with a copy button, a table, no literal **.
+    answer = seen["answer"]
+    assert answer["pre"] == 1 and answer["copyButtons"] == 1 and answer["tables"] == 1
+    assert "**" not in answer["text"] and "<strong>middleware</strong>" in answer["html"]
+    # Both citations link the section's title, right where the Markdown link was, though
+    # emoji (two UTF-16 units each) come before them; both are source [1].
+    first, second = answer["citations"]
+    assert first["href"].startswith("https://ilkersigirci.github.io/langgraph-openai-serve/")
+    assert second["href"] == first["href"] and first["text"] == second["text"]
+    assert first["text"] and "](" not in first["text"]
+    assert first["number"] == second["number"] == "1" and first["target"] == "_blank"
+    assert answer["text"].startswith(f"{TRICKY} Use the middleware described in {first['text']}")
+    assert second["before"].endswith("🚀🚀 (")
+    assert seen["sources"] == [first["href"]]
+    assert first["text"] in seen["card"]  # the hover card: heading path and snippet
+    assert seen["opened"] == {"url": first["href"], "heading": "docs page"}
+
+    # A failure shows in its turn, leaves no status spinning and keeps the question.
+    assert "scripted outage" in seen["error"] and seen["failedStatuses"] == 0
+    assert seen["keptQuestion"] == f"{FAIL} {QUESTION}"
+
+    # Stop cancels the answer on the server: the model is asked for nothing more.
+    assert slow_model.stopped.wait(timeout=30), "the model kept streaming after Stop"
+    assert len(slow_model.produced) < WORDS
+    assert seen["stoppedQuestion"] == f"{SLOW} {QUESTION}" and seen["turns"] == 3
+
+    # A reload keeps the conversation; "New chat" clears it.
+    assert seen["afterReload"]["turns"] == 3 and not seen["afterReload"]["empty"]
+    assert seen["afterReload"]["answer"] == answer["text"]
+    assert "scripted outage" in seen["afterReload"]["error"]
+    assert seen["narrowOverflow"] <= 0  # nothing wider than a 390 px phone
+    assert seen["afterNewChat"] == {"turns": 0, "empty": True, "stored": "[]"}
+    for name in ("web-chat-desktop.png", "web-chat-card.png", "web-chat-390.png"):
+        assert (shots / name).stat().st_size > 10_000
+
+
+def test_an_extractive_answer_renders_as_markdown(extractive_url: str, tmp_path: Path) -> None:
+    shots = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    seen = drive("extractive", extractive_url, QUESTION, str(shots))
+    assert (shots / "web-chat-extractive.png").stat().st_size > 10_000
+    answer = seen["answer"]
+    assert answer["blockquotes"] >= 1 and "**" not in answer["text"]
+    assert not any(line.startswith(">") for line in answer["text"].splitlines())
+    assert ":material-" not in answer["text"] and "{ ." not in answer["text"]
+    assert answer["citations"] and all(c["text"] for c in answer["citations"])
+    assert all(c["href"].startswith("https://") for c in answer["citations"])
+    assert seen["sources"] == list(dict.fromkeys(c["href"] for c in answer["citations"]))
+
+
+HANDBOOK = sections(
+    "Leave policy",
+    "Annual leave is 25 days a year. 🌴",
+    "Sick leave needs a doctor's note after three days.",
+)
+
+
+@pytest.fixture
+def files_url(make_kb: MakeKB, tmp_path: Path) -> Iterator[str]:
+    """A server with no chat model over a knowledge base of uploaded files."""
+    make_kb("files").add_documents([upload("hr/leave-policy.md", HANDBOOK)])
+    app = create_app(
+        Settings(home=tmp_path / "home"), ServerOptions(kb="files"), model_factory=lambda: None
     )
-    assert seen["sources"] == [citation["href"]]
-    assert seen["opened"] == {"url": citation["href"], "heading": "docs page"}
-    assert "scripted outage" in seen["error"]
-    assert screenshot.stat().st_size > 10_000
+    with running(app) as url:
+        yield url
+
+
+def test_a_file_citation_opens_the_document(files_url: str) -> None:
+    seen = drive("files", files_url, "How many days of annual leave?")
+    content = f"{files_url}/v1/knowledge-bases/files/documents/hr/leave-policy.md/content"
+    assert seen["answer"]["citations"][0]["href"].startswith(f"{content}#")
+    opened = seen["opened"]
+    assert opened["url"].startswith(content) and opened["status"] == 200
+    # A browser gets the page rendered, its headings carrying the sections' anchors.
+    assert opened["contentType"] == "text/html; charset=utf-8"
+    assert "Annual leave is 25 days a year. 🌴" in opened["text"]
+    assert opened["target"] == "Part 1"  # the cited section, found by the link's #anchor
+
+
+@pytest.fixture
+def quick_start_url(tmp_path: Path) -> Iterator[str]:
+    """The README's quick start: citewise's own docs/, indexed with no site URL."""
+    settings = Settings(home=tmp_path / "home")
+    from citewise.kb import KnowledgeBase
+
+    KnowledgeBase("citewise", settings=settings).index_folder(Path(__file__).parents[2] / "docs")
+    app = create_app(settings, ServerOptions(kb="citewise"), model_factory=lambda: None)
+    with running(app) as url:
+        yield url
+
+
+def test_a_quick_start_citation_lands_on_its_rendered_section(quick_start_url: str) -> None:
+    seen = drive("files", quick_start_url, "How does citewise split long sections?")
+    opened = seen["opened"]
+    assert opened["status"] == 200 and opened["contentType"] == "text/html; charset=utf-8"
+    assert "#" in opened["url"] and opened["target"], opened  # the anchor exists in the page
+    cited = seen["answer"]["citations"][0]
+    assert cited["href"].split("#")[1] == opened["url"].split("#")[1]
+
+
+@pytest.fixture
+def keyed_url(lgos_home: Path) -> Iterator[str]:
+    options = ServerOptions(kb="lgos", api_keys=frozenset({"sk-right"}))
+    app = create_app(Settings(home=lgos_home), options, model_factory=lambda: None)
+    with running(app) as url:
+        yield url
+
+
+def test_a_key_is_kept_only_once_it_worked(keyed_url: str) -> None:
+    seen = drive("keys", keyed_url, QUESTION, "sk-wrong", "sk-right")
+    assert "API key" in seen["asked"]
+    assert seen["wrong"]["error"].startswith("401") and seen["wrong"]["stored"] is None
+    assert seen["wrong"]["question"] == QUESTION  # ready to send again with the right key
+    assert seen["right"]["citations"] > 0 and seen["right"]["stored"] == "sk-right"

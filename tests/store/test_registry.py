@@ -32,7 +32,7 @@ def sqlite_root(url: str | None, home: Path) -> Path:
 
 
 def test_the_built_in_schemes() -> None:
-    assert store_schemes() == ["memory", "sqlite"]
+    assert store_schemes() == ["memory", "postgres", "postgresql", "sqlite"]
 
 
 @pytest.mark.parametrize(
@@ -84,10 +84,12 @@ def test_memory_urls_name_a_store_shared_by_the_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["postgresql://user:s3cret@db/citewise", "redis://s3cret@cache", "MongoDB+srv://x"]
+    "url", ["mysql://user:s3cret@db/citewise", "redis://s3cret@cache", "MongoDB+srv://x"]
 )
 def test_an_unknown_scheme_names_the_known_ones(tmp_path: Path, url: str) -> None:
-    with pytest.raises(ConfigurationError, match=r"\(known: memory, sqlite\)") as err:
+    with pytest.raises(
+        ConfigurationError, match=r"\(known: memory, postgres, postgresql, sqlite\)"
+    ) as err:
         open_store(url, home=tmp_path)
     assert url.partition(":")[0].lower() in str(err.value)
     assert "s3cret" not in str(err.value)  # a URL may hold a password: never echo it
@@ -95,7 +97,9 @@ def test_an_unknown_scheme_names_the_known_ones(tmp_path: Path, url: str) -> Non
 
 @pytest.mark.parametrize("url", ["/var/lib/kbs", "kbs", "sqlite:kbs", "://kbs"])
 def test_a_url_needs_a_scheme(tmp_path: Path, url: str) -> None:
-    with pytest.raises(ConfigurationError, match=r"scheme://.*known schemes: memory, sqlite"):
+    with pytest.raises(
+        ConfigurationError, match=r"scheme://.*known schemes: memory, postgres, postgresql, sqlite"
+    ):
         open_store(url, home=tmp_path)
 
 
@@ -107,7 +111,7 @@ def test_a_store_registered_at_run_time_is_opened_by_its_scheme(tmp_path: Path) 
         return MemoryStore()
 
     register_store("Fake", factory)
-    assert store_schemes() == ["fake", "memory", "sqlite"]
+    assert store_schemes() == ["fake", "memory", "postgres", "postgresql", "sqlite"]
     store = open_store("fake://anything/at all", home=tmp_path)
     assert isinstance(store, MemoryStore)
     assert opened == [("fake://anything/at all", tmp_path)]

@@ -2,7 +2,8 @@
 
 The engines come from ``store_schemes()``, so one registered by a plugin or ``register_store``
 before collection is tested too. Each test opens ``{scheme}://contract-<random>`` with the
-test's tmp_path as home (a fresh SQLite folder, a fresh named memory store, ...).
+test's tmp_path as home (a fresh SQLite folder, a fresh named memory store, ...); PostgreSQL
+gets a fresh schema in the test server (``tests/pg.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.models import Chunk
 from citewise.store import DocumentUpdate, KBStore, SearchFilter, Store, open_store, store_schemes
+from tests import pg
 from tests.store.support import (
     BASE,
     BASE_IDS,
@@ -33,9 +35,16 @@ from tests.store.support import (
 )
 
 
-@pytest.fixture(params=store_schemes())
-def store_url(request: pytest.FixtureRequest) -> str:
-    return f"{request.param}://contract-{uuid.uuid4().hex[:12]}"
+# "postgres" is an alias of "postgresql" (tests/store/test_postgres.py opens it).
+@pytest.fixture(params=[s for s in store_schemes() if s != "postgres"])
+def store_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "postgresql":
+        # A database server: a schema of its own per test (empty), dropped afterwards.
+        url = pg.fresh_url()
+        yield url
+        pg.drop_schema(url)
+        return
+    yield f"{request.param}://contract-{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture

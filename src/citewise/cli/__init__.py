@@ -4,16 +4,19 @@ bench`, one module per command group, each calling the service layer (:mod:`cite
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from citewise.cli.bench import add_bench_commands
 from citewise.cli.common import Command
+from citewise.cli.diagnostics import add_diagnostics_command, recording
 from citewise.cli.evaluate import add_eval_command
 from citewise.cli.index import add_index_commands
 from citewise.cli.kb import add_doc_commands, add_kb_commands
 from citewise.cli.query import NO_MODEL_HINT, add_query_commands
 from citewise.cli.serve import add_serve_commands
+from citewise.cli.store import add_store_commands
 from citewise.config import Settings
 from citewise.errors import CitewiseError
 from citewise.kb.about import version_text
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_commands(commands)
     add_kb_commands(commands)
     add_doc_commands(commands)
+    add_diagnostics_command(commands)
+    add_store_commands(commands)
     return parser
 
 
@@ -44,10 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run: Command = args.run
     try:
-        return run(args, Settings.from_env())
+        settings = Settings.from_env()
+        with recording(settings):  # the diagnostics history of this home
+            return run(args, settings)
     except CitewiseError as error:
         print(f"citewise: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("citewise: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`citewise search … | head -2`): stop quietly, as Unix tools
+        # do, and keep Python from complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

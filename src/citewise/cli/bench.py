@@ -1,4 +1,5 @@
-"""`citewise bench beir | embed | langrag | serve`: retrieval, embedder and server benchmarks."""
+"""`citewise bench beir | embed | langrag | serve | store`: retrieval, embedder, server and
+store benchmarks."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.beir import format_report, run_beir_benchmark
 
     def log(done: int, total: int, what: str) -> None:
-        print(f"embedded {done}/{total} {what}", file=sys.stderr, flush=True)
+        print(f"embedded {done}/{total} windows", file=sys.stderr, flush=True)
 
     report = run_beir_benchmark(
         Path(args.dataset),
@@ -84,8 +85,27 @@ def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.store_bench import format_report, run_store_benchmark
+
+    report = run_store_benchmark(
+        settings=settings,
+        pg_url=args.postgres,
+        scifact=None if args.skip_scifact else Path(args.dataset),
+        sizes=[int(n) for n in args.sizes.split(",") if n],
+        ef_search=args.ef_search,
+        progress=lambda done, total, what: print(f"{done}/{total} {what}", file=sys.stderr),
+    )
+    if args.output:
+        output = Path(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|langrag|serve``."""
+    """``citewise bench beir|embed|langrag|serve|store``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -129,3 +149,17 @@ def add_bench_commands(commands: Subcommands) -> None:
     serve.add_argument("--output", help="write the JSON report here (and a .md beside it)")
     serve.add_argument("--json", action="store_true")
     serve.set_defaults(run=cmd_bench_serve)
+
+    store = kinds.add_parser("store", help="SQLite vs PostgreSQL: SciFact, then synthetic scale")
+    store.add_argument("dataset", help="the SciFact BEIR folder")
+    store.add_argument(
+        "--postgres",
+        required=True,
+        help="postgresql://… (its own schema: citewise_bench unless ?schema= names one)",
+    )
+    store.add_argument("--sizes", default="10000,100000", help="synthetic chunk counts")
+    store.add_argument("--ef-search", type=int, default=100, help="HNSW candidate list")
+    store.add_argument("--skip-scifact", action="store_true")
+    store.add_argument("--output", help="also write the JSON report here")
+    store.add_argument("--json", action="store_true")
+    store.set_defaults(run=cmd_bench_store)

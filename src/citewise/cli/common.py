@@ -9,9 +9,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeAlias
 
+from pydantic import ValidationError
+
 from citewise.config import Settings
+from citewise.errors import ConfigurationError
 from citewise.kb import KnowledgeBase, Progress
-from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES
+from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, SearchOptions
 
 __all__ = [
     "DEFAULT_KB",
@@ -70,11 +73,29 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Progress | None]:
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from rich.progress import Progress as Bar
+    from rich.text import Text
 
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:.1f} windows/s" if task.speed else "")
+
+    # Embedding is the slow part: the bar counts embedding windows, with rate and ETA.
     with Bar(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), transient=True
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeRemainingColumn(),
+        transient=True,
     ) as bar:
         task = bar.add_task(label, total=None)
 
@@ -159,4 +180,13 @@ def search_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {name: getattr(args, name, None) for name in _SEARCH_FIELDS}
     if overrides["doc_ids"] is not None:
         overrides["doc_ids"] = tuple(overrides["doc_ids"])
-    return {name: value for name, value in overrides.items() if value is not None}
+    overrides = {name: value for name, value in overrides.items() if value is not None}
+    try:
+        SearchOptions.model_validate(overrides)
+    except ValidationError as error:
+        # Name the flag the user typed, not the option's field name.
+        first = error.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else ""
+        flag = f"--{name.replace('_', '-')}"
+        raise ConfigurationError(f"{flag} {overrides.get(name)!r}: {first['msg']}") from None
+    return overrides

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from citewise.cli.common import (
     DEFAULT_KB,
@@ -18,7 +19,10 @@ from citewise.cli.common import (
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import Library, parse_folder
-from citewise.sources.nav import ScopeRule
+from citewise.sources.nav import ScopeRule, folder_api_reference
+
+if TYPE_CHECKING:
+    from citewise.sources.release import ReleaseSpec
 
 __all__ = ["add_index_commands"]
 
@@ -32,13 +36,13 @@ _RESOLVED_HOW = {
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
-    if args.release:
+    if args.release or args.package or args.requirements:
         return _index_release(args, settings)
     if args.folder is None:
-        raise ConfigurationError("give a FOLDER to index, or --release OWNER/REPO@VERSION")
+        raise ConfigurationError(
+            "give a FOLDER to index, --release OWNER/REPO@VERSION or --package NAME"
+        )
     kb = open_kb(args.kb or DEFAULT_KB, settings.with_overrides(embedder=args.embedder))
-    if args.rebuild and kb.exists:
-        kb.drop()
     with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
         report = kb.index_folder(
             Path(args.folder),
@@ -46,23 +50,33 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             version=args.version,
             progress=progress,
             scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
+            rebuild=args.rebuild,
+            replace=args.replace,
         )
     if args.json:
         print_json(asdict(report))
     else:
         print(report.summary())
+        _print_skipped(report.skipped)
     return 0
+
+
+def _print_skipped(skipped: dict[str, str]) -> None:
+    for path, reason in skipped.items():
+        print(f"skipped {path}: {reason}")
 
 
 def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here so the other commands never load httpx or the release machinery.
-    from citewise.kb.releases import index_release
     from citewise.sources.release import ReleaseSpec
 
+    given = [flag for flag, value in (("--release", args.release), ("--package", args.package),
+             ("--requirements", args.requirements)) if value]  # fmt: skip
     if args.folder is not None or args.version is not None:
-        raise ConfigurationError("--release takes no FOLDER or --version: the release names both")
-    spec = ReleaseSpec.parse(
-        args.release,
+        raise ConfigurationError(f"{given[0]} takes no FOLDER or --version: it names both")
+    if len(given) > 1:
+        raise ConfigurationError(f"give one of {', '.join(given)}, not several")
+    options = dict(
         site_url=args.site_url or None,
         versions_url=args.versions_url,
         archive_url=args.archive_url,
@@ -70,24 +84,72 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
         docs_dir=args.docs_dir,
         scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
     )
+    if args.requirements:
+        return _index_requirements(args, settings, options)
+    if args.package:
+        from citewise.sources.package import installed_package, package_release_spec
+
+        installed = installed_package(args.package, args.python)
+        spec = package_release_spec(installed, **options)
+        print(f"{installed.name} {installed.version} installed: {spec.name}", file=sys.stderr)
+    else:
+        spec = ReleaseSpec.parse(args.release, **options)
+    _index_spec(args, settings, spec, args.kb)
+    return 0
+
+
+def _index_spec(
+    args: argparse.Namespace, settings: Settings, spec: ReleaseSpec, kb: str | None
+) -> None:
+    from citewise.kb.releases import index_release
+
     with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
         result = index_release(
-            spec, Library.shared(settings), kb_name=args.kb, rebuild=args.rebuild,
+            spec, Library.shared(settings), kb_name=kb, rebuild=args.rebuild,
             refresh=args.refresh, progress=progress, embedder=args.embedder,
         )  # fmt: skip
     fetched = result.release
     if args.json:
         print_json({**asdict(result.report), **fetched.meta()})
-        return 0
+        return
     print(result.report.summary())
+    _print_skipped(result.report.skipped)
     resolved = fetched.resolved
     how = _RESOLVED_HOW.get(resolved.how, "").format(version=resolved.version)
     print(f"release {resolved.version}" + (f" (for {resolved.requested}: {how})" if how else ""))
-    return 0
+
+
+def _index_requirements(
+    args: argparse.Namespace, settings: Settings, options: dict[str, Any]
+) -> int:
+    """One knowledge base per pinned package (``name==version``), its links from the
+    installed distribution; a package that fails is named and the others go on."""
+    from citewise.errors import CitewiseError
+    from citewise.sources.package import (
+        installed_package,
+        package_release_spec,
+        pinned_requirements,
+    )
+
+    if args.kb or args.site_url:
+        raise ConfigurationError("--requirements names each knowledge base and site itself")
+    failed: dict[str, str] = {}
+    for name, version in pinned_requirements(Path(args.requirements)):
+        try:
+            installed = replace(installed_package(name, args.python), version=version)
+            spec = package_release_spec(installed, **options)
+            print(f"{name}=={version}: {spec.name}", file=sys.stderr)
+            _index_spec(args, settings, spec, None)
+        except CitewiseError as error:
+            failed[name] = str(error)
+            print(f"{name}=={version}: not indexed: {error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
-    sections = parse_folder(Path(args.folder), site_url=args.site_url, version=args.version)
+    folder = Path(args.folder)
+    api = folder_api_reference(folder) if args.api else None
+    sections = parse_folder(folder, site_url=args.site_url, version=args.version, api=api)
     for section in sections:
         if args.json:
             record = {
@@ -113,6 +175,15 @@ def add_index_commands(commands: Subcommands) -> None:
     index.add_argument("--site-url", default="", help="published site URL, e.g. https://x.io/")
     index.add_argument("--version", default=None, help="docs version segment in page URLs")
     index.add_argument("--release", help="index a published release: OWNER/REPO@VERSION")
+    index.add_argument(
+        "--package", metavar="NAME",
+        help="index the docs of the installed version of this package (its Project-URLs)",
+    )  # fmt: skip
+    index.add_argument("--python", metavar="PATH", help="with --package: the Python it is in")
+    index.add_argument(
+        "--requirements", metavar="FILE",
+        help="one knowledge base per pinned package (name==version) of a requirements file",
+    )  # fmt: skip
     index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
     index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")
     index.add_argument("--fallback", choices=["latest"], help="unpublished: use the latest docs")
@@ -123,7 +194,15 @@ def add_index_commands(commands: Subcommands) -> None:
         help="keep this nav section (scope name or title) out of the main 'library' scope",
     )  # fmt: skip
     index.add_argument("--embedder", default=None, help="embedder for a new knowledge base")
-    index.add_argument("--rebuild", action="store_true", help="drop the index and build anew")
+    index.add_argument(
+        "--rebuild", action="store_true",
+        help="re-embed everything (e.g. with another --embedder); the old index stays until "
+        "the new one is ready",
+    )  # fmt: skip
+    index.add_argument(
+        "--replace", action="store_true",
+        help="index a different folder into an existing knowledge base, replacing its documents",
+    )  # fmt: skip
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     index.set_defaults(run=cmd_index)
@@ -133,4 +212,8 @@ def add_index_commands(commands: Subcommands) -> None:
     sections.add_argument("--site-url", default="")
     sections.add_argument("--version", default=None)
     sections.add_argument("--json", action="store_true", help="one JSON object per line")
+    sections.add_argument(
+        "--api", action="store_true",
+        help="also the API reference (mkdocstrings, Sphinx autodoc), as `index` adds it",
+    )  # fmt: skip
     sections.set_defaults(run=cmd_sections)

@@ -16,7 +16,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from citewise.server import ServerOptions, create_app
+    from citewise.server.logs import configure_logging
     from citewise.sources.release import ReleaseSpec
+
+    configure_logging()  # one line per request (JSON off a terminal), replacing uvicorn's
 
     options = ServerOptions.from_env()
     if args.kb:
@@ -24,7 +27,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.release:
         options = replace(options, release=ReleaseSpec.parse(args.release))
     app = create_app(settings, options)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 
 

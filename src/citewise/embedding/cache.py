@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -29,6 +30,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddingCache:
@@ -82,8 +86,12 @@ class EmbeddingCache:
             (model_id, _digest(text), array.shape[1], np.ascontiguousarray(vec).tobytes())
             for text, vec in zip(texts, array, strict=True)
         ]
-        with self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        try:
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.OperationalError as error:
+            # A cache: a full disk costs the next run some re-embedding, never this one.
+            log.warning("embedding cache not updated (%s): %s", self.path, error)
 
     def count(self, model_id: str | None = None) -> int:
         with self._lock:

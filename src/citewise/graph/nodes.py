@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
+from citewise import telemetry
 from citewise.errors import ModelError
 from citewise.graph.citations import find_citations
 from citewise.graph.events import TextDelta
@@ -21,7 +22,7 @@ from citewise.graph.prompts import (
     split_conversation,
 )
 from citewise.graph.state import Deps, GraphState, Update, emit_status
-from citewise.llm import astructured
+from citewise.llm import astructured, track_model_calls
 from citewise.models import Answer, Hit
 from citewise.options import SearchOptions
 
@@ -60,7 +61,8 @@ async def plan(state: GraphState, runtime: Runtime[Deps]) -> Update:
     status = emit_status(UNDERSTANDING)
     messages = plan_messages(state["messages"])
     try:
-        result = await astructured(runtime.context.planner, Plan, messages, tags=[PLAN_TAG])
+        with telemetry.stage("plan"):
+            result = await astructured(runtime.context.planner, Plan, messages, tags=[PLAN_TAG])
         queries = result.search_queries()
     except ModelError as error:
         # Searching the message as written beats failing the request or answering blind.
@@ -94,10 +96,12 @@ async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
     messages, _ = answer_messages(state["messages"], usable, state["options"], searched=searched)
     write = get_stream_writer()
     pieces: list[str] = []
-    async for chunk in runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}):
-        if piece := str(chunk.text):
-            write(TextDelta(piece))
-            pieces.append(piece)
+    track_model_calls()
+    with telemetry.stage("generate"):
+        async for chunk in runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}):
+            if piece := str(chunk.text):
+                write(TextDelta(piece))
+                pieces.append(piece)
     text = "".join(pieces)
     # Spans are computed here from the final text: indices a model writes are never used.
     titles = {hit.url: section_title(hit) for hit in hits}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from citewise import telemetry
 from citewise.chunking import chunk_sections
 from citewise.embedding import embedding_windows
 from citewise.embedding.base import Embedder, Vectors
@@ -18,6 +19,8 @@ from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, S
 from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
 from citewise.models import Chunk, Document, Section
 from citewise.parsing.base import binary_suffixes, supported_suffixes
+from citewise.parsing.mkdocstrings import ApiReference
+from citewise.parsing.mkdocstrings import has_directives as has_api_directives
 from citewise.parsing.source import parse_file
 from citewise.sources import SourceFile, read_folder
 from citewise.sources.scopes import ScopeOf, folder_scopes
@@ -38,7 +41,7 @@ __all__ = [
     "upload_items",
 ]
 
-# Called after each document with (documents done, documents in all, doc id).
+# Called after each embedding batch with (windows embedded, windows to embed, last doc id).
 Progress = Callable[[int, int, str], None]
 # The texts to embed for each chunk (its vectors all point at it); default: embedding windows.
 # Index strategies (citewise.strategies) supply others: small child windows, questions.
@@ -64,11 +67,14 @@ class IndexReport:
     seconds: float = 0.0
     # Chunks stored with less than their strategy asked for (a failed question generation).
     failures: list[str] = field(default_factory=list)
+    # Files of the folder not indexed, each with the reason (no parser for its format…).
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
         return (
             f"{self.kb}: {self.files} files ({len(self.added)} added, {len(self.updated)} "
-            f"updated, {len(self.unchanged)} unchanged, {len(self.removed)} removed), "
+            f"updated, {len(self.unchanged)} unchanged, {len(self.removed)} removed{skipped}), "
             f"{self.chunks} chunks, {self.chunks_embedded} embedded, {self.seconds:.1f}s"
         )
 
@@ -100,20 +106,66 @@ def folder_items(
     version: str | None = None,
     max_chars: int,
     scopes: ScopeOf | None = None,
+    api: ApiReference | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> list[IngestItem]:
-    """Every supported file under ``folder`` as an item, with its scopes."""
+    """Every supported file under ``folder`` as an item, with its scopes.
+
+    Pages with API directives (mkdocstrings ``:::``, Sphinx ``auto*``) are expanded from
+    ``api``'s source; every other file found is named in ``skipped`` with the reason.
+    """
     scope_of = scopes or folder_scopes(folder)
     shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
     items = []
-    for source in read_folder(folder, supported_suffixes(), binary=binary_suffixes()):
+    api_print: list[str] = []
+    for source in _read_docs(folder, skipped):
         scope = scope_of(source.doc_id)
         # The scope is part of the fingerprint so a changed nav rewrites the chunks' scopes
         # (their ids, and so their vectors, stay: nothing is re-embedded).
+        extra = {"scope": scope}
+        uses_api = api is not None and not source.binary and has_api_directives(source.text)
+        if uses_api and api is not None:
+            api_print = api_print or [api.fingerprint()]
+            extra["api"] = api_print[0]
         items.append(
-            _source_item(source, fingerprint(source.data, {**shape, "scope": scope}), scope,
-                         site_url=site_url, version=version)
+            _source_item(source, fingerprint(source.data, {**shape, **extra}), scope,
+                         site_url=site_url, version=version, api=api if uses_api else None,
+                         problems=skipped)
         )  # fmt: skip
     return items
+
+
+def _read_docs(folder: Path, skipped: dict[str, str] | None) -> list[SourceFile]:
+    """The folder's documentation files; the others are named in ``skipped`` with why.
+
+    A Sphinx folder (``conf.py`` at its root) is read as Sphinx reads it: its ``.rst``
+    sources, never its templates, static files or build output.
+    """
+    suffixes = supported_suffixes()
+    sphinx = (folder / "conf.py").is_file() and ".rst" in suffixes
+    wanted = frozenset({".rst"}) if sphinx else suffixes
+    refused: dict[str, str] = {}
+    sources = read_folder(folder, wanted, binary=binary_suffixes(), refused=refused)
+    if skipped is not None:
+        skipped.update(refused)
+        read = {source.doc_id for source in sources} | set(refused)
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+                continue
+            doc_id = relative.as_posix()
+            if doc_id in read or relative.parts[0] in _BUILD_DIRS:
+                continue
+            suffix = path.suffix.lower()
+            if sphinx and suffix in suffixes:
+                skipped[doc_id] = f"not a Sphinx source ({suffix}; the site is built from .rst)"
+            else:
+                skipped[doc_id] = f"no parser for {suffix or 'files without a suffix'}"
+    return sources
+
+
+# Build output beside the sources (as folder.read_folder skips it): not skipped docs.
+_BUILD_DIRS = frozenset({"node_modules", "__pycache__", "site", "public", "_site", "_build"})
 
 
 def upload_items(sources: Sequence[SourceFile], *, scope: str, max_chars: int) -> list[IngestItem]:
@@ -139,10 +191,18 @@ def _given(sections: Sequence[Section]) -> Callable[[], list[Section]]:
 
 
 def _source_item(
-    source: SourceFile, print_: str, scope: str, *, site_url: str = "", version: str | None = None
+    source: SourceFile,
+    print_: str,
+    scope: str,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    api: ApiReference | None = None,
+    problems: dict[str, str] | None = None,
 ) -> IngestItem:
     def sections() -> list[Section]:
-        return parse_file(source, site_url=site_url, version=version, scope=scope)
+        found = parse_file(source, site_url=site_url, version=version, scope=scope)
+        return api.expand(found, problems) if api is not None else found
 
     return IngestItem(source.doc_id, print_, sections, str(source.path), scope)
 
@@ -153,17 +213,19 @@ def source_from_bytes(name: str, data: bytes) -> SourceFile:
 
 
 def parse_folder(
-    folder: Path, *, site_url: str = "", version: str | None = None, scopes: ScopeOf | None = None
+    folder: Path,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    scopes: ScopeOf | None = None,
+    api: ApiReference | None = None,
 ) -> list[Section]:
-    """Every section of every documentation file under ``folder``, in path order."""
-    scope_of = scopes or folder_scopes(folder)
-    return [
-        section
-        for source in read_folder(folder, supported_suffixes(), binary=binary_suffixes())
-        for section in parse_file(
-            source, site_url=site_url, version=version, scope=scope_of(source.doc_id)
-        )
-    ]
+    """Every section of every documentation file under ``folder``, in path order (API
+    directives expanded from ``api``'s source when given)."""
+    items = folder_items(
+        folder, site_url=site_url, version=version, max_chars=0, scopes=scopes, api=api
+    )
+    return [section for item in items for section in item.sections()]
 
 
 def embed_chunks(
@@ -239,7 +301,7 @@ def ingest(
             continue
         pending.append(_chunked(item, max_chars, known_chunks))
         (report.updated if previous else report.added).append(item.doc_id)
-    updates = _embedded(pending, embedder, windows_of, report, progress, len(items))
+    updates = _embedded(pending, embedder, windows_of, report, progress)
     present = {item.doc_id for item in items}
     if remove_missing:
         report.removed = sorted(doc_id for doc_id in stored if doc_id not in present)
@@ -252,15 +314,18 @@ def ingest(
         **meta,
     }
     target = handle if handle is not None else create()
-    target.apply(updates, report.removed, meta=new_meta)
+    with telemetry.stage("store"):
+        target.apply(updates, report.removed, meta=new_meta)
     report.chunks = len(target.chunk_ids())
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _chunked(item: IngestItem, max_chars: int, known_chunks: set[str]) -> _Pending:
-    sections = item.sections()
-    chunks = chunk_sections(sections, max_chars=max_chars)
+    with telemetry.stage("parse"):
+        sections = item.sections()
+    with telemetry.stage("chunk"):
+        chunks = chunk_sections(sections, max_chars=max_chars)
     first = sections[0] if sections else None
     document = Document(
         doc_id=item.doc_id,
@@ -280,16 +345,21 @@ def _embedded(
     windows_of: WindowsOf | None,
     report: IndexReport,
     progress: Progress | None,
-    total: int,
 ) -> list[DocumentUpdate]:
-    """Each pending document's update, its fresh chunks embedded in batches across documents."""
+    """Each pending document's update, its fresh chunks embedded in batches across documents.
+
+    ``progress`` counts embedding windows, the slow part (an estimate from the chunks'
+    texts before embedding; question windows of the ``qa`` strategy come on top)."""
     updates: list[DocumentUpdate] = []
-    done = report.files - len(pending)
+    size = embedder.window_chars
+    expected = sum(len(embedding_windows(c.text, size)) for p in pending for c in p.fresh)
+    done = 0
     for batch in _batches(pending):
         try:
-            vectors, windows = embed_chunks(
-                embedder, [c for p in batch for c in p.fresh], windows_of
-            )
+            with telemetry.stage("embed"):
+                vectors, windows = embed_chunks(
+                    embedder, [c for p in batch for c in p.fresh], windows_of
+                )
         except Exception:
             # Embed the batch's documents one by one, so the error names the file at fault.
             vectors, windows = {}, 0
@@ -307,9 +377,9 @@ def _embedded(
                     {c.chunk_id: vectors[c.chunk_id] for c in one.fresh if c.chunk_id in vectors},
                 )
             )
-            done += 1
-            if progress is not None:
-                progress(done, total, one.item.doc_id)
+        done += windows
+        if progress is not None:
+            progress(min(done, max(expected, done)), max(expected, done), batch[-1].item.doc_id)
     return updates
 
 

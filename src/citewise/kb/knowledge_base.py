@@ -15,7 +15,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citewise.answering import DEFAULT_WORKFLOW, Done, Event, astream_answer
+from citewise import telemetry
+from citewise.answering import DEFAULT_WORKFLOW, Done, Event, TextDelta, astream_answer
 from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
@@ -35,7 +36,7 @@ from citewise.models import Answer, Document, Hit, Section
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.retrieval.pipeline import retrieve
 from citewise.sources import SourceFile
-from citewise.sources.nav import ScopeRule
+from citewise.sources.nav import ScopeRule, folder_api_reference
 from citewise.sources.scopes import folder_scopes
 from citewise.sources.upload import read_files
 from citewise.store import KBStore, Store
@@ -162,6 +163,37 @@ class KnowledgeBase:
     def documents(self) -> list[Document]:
         return self.store.documents()
 
+    def document_text(self, doc_id: str) -> str | None:
+        """A document's text as Markdown, rebuilt from its stored chunks (None: no such
+        document). The original file is not stored."""
+        from citewise.kb.reading import document_chunks, text_of
+
+        found = [d for d in self.documents() if d.doc_id == doc_id]
+        return text_of(document_chunks(self.store, doc_id, found[0].title)) if found else None
+
+    def document_html(self, doc_id: str) -> str | None:
+        """A document as an HTML page whose headings carry the sections' anchors (None: no
+        such document): where citations of a knowledge base with no site URL land."""
+        from citewise.kb.reading import document_chunks, html_of
+
+        found = [d for d in self.documents() if d.doc_id == doc_id]
+        if not found:
+            return None
+        return html_of(document_chunks(self.store, doc_id, found[0].title), found[0].title)
+
+    def section(self, url: str) -> str | None:
+        """The whole section at ``url`` (a cited URL) as Markdown (None: no such section)."""
+        from citewise.kb.reading import section_chunks, text_of
+
+        chunks = section_chunks(self.store, self.documents(), url)
+        return text_of(chunks) if chunks else None
+
+    def example_headings(self, count: int = 4) -> list[str]:
+        """Up to ``count`` page titles to suggest questions about, spread over the docs."""
+        from citewise.kb.reading import example_headings
+
+        return example_headings(self.documents(), count)
+
     def describe(self) -> dict[str, Any]:
         """Settings and size, as the CLI and the REST API show a knowledge base."""
         handle = self.store
@@ -197,24 +229,53 @@ class KnowledgeBase:
         scope_rule: ScopeRule | None = None,
         site_config: Path | None = None,
         meta: Mapping[str, str] | None = None,
+        rebuild: bool = False,
+        replace: bool = False,
     ) -> IndexReport:
         """Bring the knowledge base in line with a docs folder: new and changed files are
         indexed (only changed chunks re-embedded), files gone from it leave the index.
 
+        A knowledge base indexed from another folder is refused (its documents would be
+        replaced) unless ``replace``. ``rebuild`` re-embeds everything with the settings'
+        embedder; the old index is dropped only once the new one is parsed and embedded,
+        so a failed rebuild leaves it as it was.
+
         Scopes come from the site's nav (``site_config``, or the ``mkdocs.yml`` or
         ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
         top-level folder is its scope. ``meta`` is stored with the index in the same write.
+        API directives are expanded from the source the site config names (mkdocstrings'
+        ``paths``) or found beside the folder (``src/``); files not indexed are named in the
+        report's ``skipped``.
         """
         with self.write_lock():
+            if self.exists and not (rebuild or replace):
+                self._check_source(folder)
             config = self.config if self.exists and META_STRATEGY in self.meta() else None
             max_chars = config.strategy.parent_chars if config else self.settings.max_chars
+            skipped: dict[str, str] = {}
             items = folder_items(
                 folder, site_url=site_url, version=version, max_chars=max_chars,
                 scopes=folder_scopes(folder, scope_rule, site_config=site_config),
+                api=folder_api_reference(folder, site_config), skipped=skipped,
             )  # fmt: skip
             shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
             extra = {"source": str(folder.resolve()), **shape, **(meta or {})}
-            return self._ingest(items, config, remove_missing=True, meta=extra, progress=progress)
+            report = self._ingest(
+                items, config, remove_missing=True, meta=extra, progress=progress,
+                rebuild=rebuild,
+            )  # fmt: skip
+            report.skipped = skipped
+            return report
+
+    def _check_source(self, folder: Path) -> None:
+        recorded, here = self.meta().get("source"), str(folder.resolve())
+        if recorded and recorded != here:
+            raise KnowledgeBaseError(
+                f"knowledge base {self.name!r} was indexed from {recorded}, not {here}: "
+                "indexing this folder would replace its documents. Re-index its own folder, "
+                "choose another knowledge base, or replace them on purpose (citewise index "
+                "--replace, or replace=True)"
+            )
 
     def add_files(self, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
         """Add files (any supported format) by their file names; see :meth:`add_documents`."""
@@ -258,22 +319,39 @@ class KnowledgeBase:
         remove_missing: bool,
         meta: Mapping[str, str],
         progress: Progress | None = None,
+        rebuild: bool = False,
     ) -> IndexReport:
         windows = self._windows(config) if config is not None else None
         max_chars = config.strategy.parent_chars if config else self.settings.max_chars
         store = self.library.store
-        report = ingest(
-            store.open(self.name) if self.exists else None,
-            lambda: store.create(self.name),
-            self.embedder,
-            items,
-            max_chars=max_chars,
-            remove_missing=remove_missing,
-            meta={META_EMBEDDER: self.embedder_name, **meta},
-            windows_of=windows,
-            progress=progress,
-            name=self.name,
-        )
+        embedder_name = self.settings.embedder if rebuild else self.embedder_name
+        embedder = self._embedder or self.library.embedder(embedder_name)
+        create: Callable[[], KBStore] = lambda: store.create(self.name)  # noqa: E731
+        if rebuild:
+            # Called only once every item is parsed and embedded: a failed rebuild keeps
+            # the old index. The knowledge base keeps its own settings (strategy, defaults).
+            kept = {**config.to_meta(), META_EMBEDDER: embedder_name} if config else {}
+
+            def create() -> KBStore:
+                if store.exists(self.name):
+                    store.drop(self.name)
+                return store.create(self.name, kept)
+
+        with telemetry.operation("ingest", kb=self.name) as op:
+            report = ingest(
+                store.open(self.name) if self.exists and not rebuild else None,
+                create,
+                embedder,
+                items,
+                max_chars=max_chars,
+                remove_missing=remove_missing,
+                meta={META_EMBEDDER: embedder_name, **meta},
+                windows_of=windows,
+                progress=progress,
+                name=self.name,
+            )
+            op.set(files=report.files, changed=len(report.added) + len(report.updated),
+                   removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
         report.failures = list(windows.failures) if windows is not None else []
         return report
 
@@ -284,10 +362,12 @@ class KnowledgeBase:
     def delete_document(self, doc_id: str) -> int:
         """Delete a document's chunks and vectors; how many chunks went (0 if it was absent)."""
         handle = self.store
-        with self.write_lock():
+        with telemetry.operation("delete", doc_id, kb=self.name) as op, self.write_lock():
             before = len(handle.chunk_ids())
             handle.apply(removed_doc_ids=[doc_id])
-            return before - len(handle.chunk_ids())
+            removed = before - len(handle.chunk_ids())
+            op.set(chunks=removed)
+            return removed
 
     def drop(self) -> None:
         """Delete the knowledge base and everything in it."""
@@ -347,7 +427,10 @@ class KnowledgeBase:
     async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
         model = self.model if options.needs_model else None
         embedder = None if options.search_type == "full_text" else self.embedder
-        return await retrieve(self.store, embedder, query, options, model=model)
+        with telemetry.operation("search", query, kb=self.name) as op:
+            hits = await retrieve(self.store, embedder, query, options, model=model)
+            op.set(hits=len(hits), top_k=options.top_k)
+        return hits
 
     # -- answer ----------------------------------------------------------------------------
 
@@ -368,10 +451,16 @@ class KnowledgeBase:
         passages that best match the last message, quoted and cited."""
         resolved = await asyncio.to_thread(self._answer_options, options, overrides)
         retriever = _Retriever(self, on_search)
-        async for event in astream_answer(
-            messages, retriever, self.model, options=resolved, workflow=workflow
-        ):
-            yield event
+        with telemetry.operation("answer", kb=self.name, model=workflow) as op:
+            async for event in astream_answer(
+                messages, retriever, self.model, options=resolved, workflow=workflow
+            ):
+                if isinstance(event, TextDelta) and event.text:
+                    op.mark("first_token")
+                elif isinstance(event, Done):
+                    op.set(citations=len(event.answer.citations), hits=len(event.answer.hits))
+                    op.label(kind=event.answer.kind)
+                yield event
 
     def stream(
         self,

@@ -53,15 +53,16 @@ def index_release(
     name = kb_name or release_kb_name(spec.repo, fetched.version)
     settings = library.settings.with_overrides(embedder=embedder)
     kb = KnowledgeBase(name, settings=settings, library=library)
-    if rebuild and kb.exists:
-        kb.drop()
     report = kb.index_folder(
         fetched.docs,
         site_url=spec.site,
-        version=fetched.version,
+        version=fetched.version if spec.versioned_site else None,
         progress=progress,
         scope_rule=spec.scope_rule,
         meta=fetched.meta(),
+        rebuild=rebuild,
+        # A release's knowledge base mirrors whichever release was last indexed into it.
+        replace=True,
     )
     return ReleaseIndexResult(kb, report, fetched)
 

@@ -68,6 +68,7 @@ PARSERS: Registry[Callable[[], Parser]] = Registry(
     "parser",
     {
         ".md": "citewise.parsing.base:MarkdownParser",
+        ".rst": "citewise.parsing.rst:RstParser",
         ".markdown": "citewise.parsing.base:MarkdownParser",
         ".html": "citewise.parsing.html:HTMLParser",
         ".htm": "citewise.parsing.html:HTMLParser",

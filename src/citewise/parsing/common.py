@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from citewise.models import Section
 from citewise.parsing.markdown import site_base
-from citewise.parsing.slugs import slugify, unique
+from citewise.parsing.slugs import UsedAnchors, slugify, unique
 
 __all__ = [
     "Heading",
@@ -140,7 +140,7 @@ def assemble_sections(
     page = file_page(doc_id)
     url = site_base(site_url, version) + page
     headings = [part.heading for part in parts if part.heading is not None]
-    used = {h.anchor for h in headings if h.anchor}
+    used = UsedAnchors(h.anchor for h in headings if h.anchor)
     anchors = [h.anchor or unique(slugify(h.title), used) for h in headings]
     top = next((i for i, h in enumerate(headings) if h.level <= 1), None)
     page_title = headings[top].title if top is not None else None

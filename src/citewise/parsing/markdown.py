@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citewise.models import Section
-from citewise.parsing.slugs import heading_text, slugify, split_attr_list, unique
+from citewise.parsing.slugs import UsedAnchors, heading_text, slugify, split_attr_list, unique
 
 __all__ = ["fenced_blocks", "page_path", "page_url", "parse_markdown", "site_base"]
 
@@ -92,7 +92,7 @@ def parse_markdown(
     url = site_base(site_url, version) + page
     lines = _rewrite_links(lines, in_code, doc_id=doc_id, base=site_base(site_url, version))
 
-    used = {h.custom_id for h in headings if h.custom_id}
+    used = UsedAnchors(h.custom_id for h in headings if h.custom_id)
     anchors = [
         h.custom_id or unique(slugify(title), used)
         for h, title in zip(headings, titles, strict=True)

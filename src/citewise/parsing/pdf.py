@@ -17,9 +17,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PdfParser", "parse_pdf"]
 
-# Titles that PDF writers fill in for the user, not the document's real title.
+# Titles that PDF writers fill in for the user, not the document's real title: placeholders
+# such as ReportLab's "untitled" and "(anonymous)", and application-made ones.
 _GENERATED_TITLE_RE = re.compile(
-    r"^(?:untitled|document\d*|microsoft (?:word|powerpoint) - .*|.*\.(?:docx?|pdf|odt|rtf|tex))$",
+    r"^[(\[<]*(?:untitled|anonymous|unknown|unspecified|none|null|no title|document\d*)[)\]>]*$"
+    r"|^(?:microsoft (?:word|powerpoint|excel) - .*|.*\.(?:docx?|pdf|odt|rtf|tex|html?))$",
     re.IGNORECASE,
 )
 _BLANK_LINES_RE = re.compile(r"\n{3,}")

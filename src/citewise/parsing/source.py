@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from citewise.errors import SourceError
-from citewise.limits import check_file_size, check_text_size
+from citewise.limits import check_file_size, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.base import binary_parser, parser_for
 from citewise.sources import SourceFile
@@ -29,5 +29,6 @@ def parse_file(
         sections = parser.parse(
             source.text, doc_id=doc_id, site_url=site_url, version=version, scope=scope
         )
+    check_section_count(source.path, len(sections))
     check_text_size(source.path, (section.text for section in sections))
     return sections

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from citewise import telemetry
 from citewise.embedding.base import Embedder
 from citewise.models import Chunk, Hit, SearchFilter
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
@@ -81,17 +82,21 @@ def search(
     if mode != "keyword":
         if embedder is None:
             raise ValueError(f"{mode} search needs an embedder")
-        vector = embedder.embed_query(query)
-        dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
+        with telemetry.stage("embed_query"):
+            vector = embedder.embed_query(query)
+        with telemetry.stage("dense"):
+            dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
         if mode == "vector":
             return dense[:k]
-    keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(query, n, filter)]
+    with telemetry.stage("keyword"):
+        keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(query, n, filter)]
     if mode == "keyword":
         return keyword[:k]
     if keyword and keyword[0].score > 0:
         floor = keyword_cutoff * keyword[0].score
         keyword = [hit for hit in keyword if hit.score >= floor]
-    return _fuse([dense, keyword], k, rrf_k, by_score=True)
+    with telemetry.stage("fuse"):
+        return _fuse([dense, keyword], k, rrf_k, by_score=True)
 
 
 def search_many(
@@ -122,4 +127,6 @@ def search_many(
 
     if len(distinct) == 1:
         return one(distinct[0], k)
-    return _fuse([one(q, max(candidates, k)) for q in distinct], k, rrf_k)
+    rankings = [one(q, max(candidates, k)) for q in distinct]
+    with telemetry.stage("fuse"):
+        return _fuse(rankings, k, rrf_k)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
+from citewise import telemetry
 from citewise.embedding.base import Embedder
 from citewise.models import Hit
 from citewise.options import SearchOptions
@@ -41,13 +43,18 @@ async def retrieve(
         return []
     # Made before any search, so a missing model (or model directory) fails fast.
     reranker = make_reranker(options.rerank, model)
-    queries = await rewrite_query(query, options.query_rewrite, model)
+    with telemetry.stage("rewrite") if options.query_rewrite != "off" else nullcontext():
+        queries = await rewrite_query(query, options.query_rewrite, model)
     depth = max(options.top_k, options.rerank_candidates if options.rerank != "off" else 0)
     hits = await asyncio.to_thread(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
     )  # fmt: skip
     if reranker is not None:
-        hits = await reranker.rank(query, hits)
+        with telemetry.stage("rerank"):
+            hits = await reranker.rank(query, hits)
     hits = hits[: options.top_k]
-    return await asyncio.to_thread(expand_hits, store, hits, options.context_window)
+    if options.context_window <= 0:
+        return hits
+    with telemetry.stage("expand"):
+        return await asyncio.to_thread(expand_hits, store, hits, options.context_window)

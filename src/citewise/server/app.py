@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
+from collections.abc import Mapping
 from importlib.resources import files
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
-from fastapi.responses import HTMLResponse, Response
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from citewise import __version__
 from citewise.config import Settings
 from citewise.kb import Library
+from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
-from citewise.server import openai
+from citewise.server import diagnostics, openai
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
-from citewise.server.metrics import Metrics, MetricsMiddleware, metrics_endpoint
+from citewise.server.limits import BodyLimitMiddleware, BodyLimits
+from citewise.server.logs import RequestMiddleware
+from citewise.server.metrics import KnowledgeBaseSizes, Metrics, metrics_endpoint
+from citewise.server.ratelimit import RateLimitMiddleware, rate_limit_from_env
 from citewise.server.runtime import Runtime, ServerOptions
+from citewise.server.tracing import Traces, traces_from_env
+from citewise.telemetry import Observer
 
 log = logging.getLogger(__name__)
 
@@ -26,12 +37,20 @@ __all__ = ["create_app"]
 _WEB_TYPES = {".js": "text/javascript", ".css": "text/css"}
 
 
+def cors_origins(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The browser origins allowed to call the API (``CITEWISE_CORS_ORIGINS``, comma-separated,
+    ``*`` for any): none by default, so other sites' pages cannot read its answers."""
+    value = (os.environ if environ is None else environ).get("CITEWISE_CORS_ORIGINS", "")
+    return [origin.strip().rstrip("/") for origin in value.split(",") if origin.strip()]
+
+
 def create_app(
     settings: Settings | None = None,
     options: ServerOptions | None = None,
     *,
     model_factory: ModelFactory | None = None,
     library: Library | None = None,
+    tracer_provider: Any = None,
 ) -> FastAPI:
     """The citewise server.
 
@@ -43,6 +62,8 @@ def create_app(
             a scripted model here.
         library: the knowledge bases to serve (default: a library of ``settings`` made for
             this app); every route opens knowledge bases through it.
+        tracer_provider: an OpenTelemetry tracer provider to trace requests with (default:
+            OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, else no traces).
     """
     settings = settings or Settings.from_env()
     options = options or ServerOptions.from_env()
@@ -51,13 +72,41 @@ def create_app(
         title="citewise",
         version=__version__,
         summary="Answers questions about a documentation set, citing the sections it used.",
+        # Served below behind the API key: the schema and Swagger follow the API's auth.
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
-    app.state.runtime = Runtime(settings, options, model_factory=model_factory, library=library)
+    runtime = Runtime(settings, options, model_factory=model_factory, library=library)
+    app.state.runtime = runtime
     app.state.metrics = metrics
+    app.state.kb_sizes = KnowledgeBaseSizes(runtime)
+    metrics.registry.register(app.state.kb_sizes)
+    app.state.diagnostics = DiagnosticsHistory.of(settings)
+    observers: list[Observer] = [app.state.diagnostics]
+    traces = Traces(tracer_provider) if tracer_provider is not None else traces_from_env()
+    if traces is not None:
+        observers.append(traces)
     app.state.api_keys = options.api_keys
     app.state.admin_keys = options.admin_keys
     install_error_handlers(app)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    # Added first, so it runs inside the request middleware: a 413 is logged and counted.
+    app.add_middleware(BodyLimitMiddleware, limits=BodyLimits.from_env())
+    rate_limit = rate_limit_from_env()
+    if rate_limit is not None:
+        # Inside the request middleware: a 429 is logged and counted like any answer.
+        app.add_middleware(RateLimitMiddleware, limit=rate_limit)
+    app.add_middleware(RequestMiddleware, metrics=metrics, observers=observers)
+    origins = cors_origins()
+    if origins:
+        # Outermost, so a browser's preflight is answered before the API key is asked for.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            max_age=600,
+        )
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
@@ -65,8 +114,18 @@ def create_app(
 
     guarded = APIRouter(dependencies=[Depends(require_api_key)])
     guarded.add_api_route("/metrics", metrics_endpoint, include_in_schema=False)
+
+    @guarded.get("/openapi.json", include_in_schema=False)
+    async def openapi_schema() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @guarded.get("/docs", include_in_schema=False)
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="citewise API")
+
     app.include_router(guarded)
     app.include_router(openai.router)
+    app.include_router(diagnostics.router)
     _include_knowledge_api(app)
     app.include_router(_web_router())
     return app

@@ -34,7 +34,12 @@ def parse_keys(value: str | None) -> frozenset[str]:
 
 def _keys(request: Request, attribute: str, env: str) -> frozenset[str]:
     keys = getattr(request.app.state, attribute, None)
-    return keys if isinstance(keys, frozenset) else parse_keys(os.environ.get(env))
+    if keys is None:  # an app made without options: the environment decides
+        return parse_keys(os.environ.get(env))
+    if isinstance(keys, str):  # one comma-separated string, as in the environment
+        return parse_keys(keys)
+    # Any collection of keys (a tuple must never turn authentication off).
+    return frozenset(str(key) for key in keys if str(key).strip())
 
 
 def _bearer(request: Request) -> str | None:

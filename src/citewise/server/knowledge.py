@@ -1,4 +1,5 @@
-"""The knowledge-base REST API: knowledge bases, their documents and search (admin key)."""
+"""The knowledge-base REST API: knowledge bases, their documents and search (admin key);
+reading a document and example questions (API key: what the chat page needs)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.errors import (
@@ -26,17 +27,21 @@ from citewise.kb import (
     SearchOptions,
 )
 from citewise.limits import MAX_FILE_BYTES, check_file_size
-from citewise.server.auth import require_admin_key
+from citewise.server.auth import require_admin_key, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.runtime import Runtime, runtime_of
 
 __all__ = ["router"]
 
-router = APIRouter(
-    prefix="/v1/knowledge-bases",
-    tags=["knowledge bases"],
-    dependencies=[Depends(require_admin_key)],
+PREFIX = "/v1/knowledge-bases"
+# Reading what answers cite needs no more than asking does; managing needs the admin key.
+_reader = APIRouter(
+    prefix=PREFIX, tags=["knowledge bases"], dependencies=[Depends(require_api_key)]
 )
+_admin = APIRouter(
+    prefix=PREFIX, tags=["knowledge bases"], dependencies=[Depends(require_admin_key)]
+)
+EXAMPLES = 4
 
 
 class CreateKnowledgeBase(BaseModel):
@@ -91,13 +96,13 @@ def kb_json(kb: KnowledgeBase) -> dict[str, Any]:
     }
 
 
-@router.get("")
+@_admin.get("")
 def list_knowledge_bases(request: Request) -> dict[str, Any]:
     library = runtime_of(request).library
     return {"object": "list", "data": [kb_json(library.open(name)) for name in library.names()]}
 
 
-@router.post("", status_code=201)
+@_admin.post("", status_code=201)
 def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[str, Any]:
     runtime = runtime_of(request)
     if body.name in runtime.library.names():
@@ -123,18 +128,18 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
     return kb_json(kb)
 
 
-@router.get("/{kb}")
+@_admin.get("/{kb}")
 def get_knowledge_base(kb: str, request: Request) -> dict[str, Any]:
     return kb_json(_open(runtime_of(request), kb))
 
 
-@router.delete("/{kb}")
+@_admin.delete("/{kb}")
 def delete_knowledge_base(kb: str, request: Request) -> dict[str, Any]:
     _open(runtime_of(request), kb).drop()  # also forgets it in the library
     return {"id": kb, "object": "knowledge_base.deleted", "deleted": True}
 
 
-@router.get("/{kb}/documents")
+@_admin.get("/{kb}/documents")
 def list_documents(kb: str, request: Request) -> dict[str, Any]:
     documents = _open(runtime_of(request), kb).documents()
     return {
@@ -143,7 +148,7 @@ def list_documents(kb: str, request: Request) -> dict[str, Any]:
     }
 
 
-@router.post("/{kb}/documents")
+@_admin.post("/{kb}/documents")
 async def upload_documents(
     kb: str,
     request: Request,
@@ -166,7 +171,7 @@ async def upload_documents(
     return JSONResponse({"object": "ingest_report", **asdict(report)})
 
 
-@router.delete("/{kb}/documents/{doc_id:path}")
+@_admin.delete("/{kb}/documents/{doc_id:path}")
 def delete_document(kb: str, doc_id: str, request: Request) -> dict[str, Any]:
     """Delete a document: ``chunks_deleted`` is how many chunks went (0: it was not there)."""
     count = _open(runtime_of(request), kb).delete_document(doc_id)
@@ -178,7 +183,7 @@ def delete_document(kb: str, doc_id: str, request: Request) -> dict[str, Any]:
     }
 
 
-@router.post("/{kb}/search")
+@_admin.post("/{kb}/search")
 async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, Any]:
     """The best-matching sections, under the knowledge base's search defaults overridden by
     the request's options; ``options`` is what the search used."""
@@ -198,3 +203,35 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
         "data": [hit.as_json() for hit in hits],
         "options": options.model_dump(mode="json"),
     }
+
+
+@_reader.get("/{kb}/documents/{doc_id:path}/content")
+def document_content(kb: str, doc_id: str, request: Request) -> Response:
+    """A document's text (Markdown rebuilt from its stored sections: the original file is
+    not kept), what a citation of an uploaded file links to."""
+    knowledge = _open(runtime_of(request), kb)
+    # A browser following a citation asks for HTML: give it the page with the sections'
+    # anchors, so the link lands on its section; API clients get the Markdown.
+    if "text/html" in request.headers.get("accept", ""):
+        page = knowledge.document_html(doc_id)
+        if page is not None:
+            return Response(page, media_type="text/html; charset=utf-8")
+    text = knowledge.document_text(doc_id)
+    if text is None:
+        raise APIError(404, f"no document {doc_id!r} in {kb!r}", code="not_found")
+    return Response(text, media_type="text/markdown; charset=utf-8")
+
+
+@_reader.get("/{kb}/examples")
+def examples(kb: str, request: Request) -> dict[str, Any]:
+    """A few questions to start with, from the knowledge base's page titles."""
+    titles = _open(runtime_of(request), kb).example_headings(EXAMPLES)
+    data = [{"title": title, "question": f"What does the documentation say about {title}?"}
+            for title in titles]  # fmt: skip
+    return {"object": "list", "data": data}
+
+
+# The reader's routes first: ``…/documents/{doc_id:path}`` of the admin API would take them.
+router = APIRouter()
+router.include_router(_reader)
+router.include_router(_admin)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
+from contextvars import ContextVar
+from dataclasses import replace
+from functools import cache
 from typing import Any, cast
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -30,7 +36,15 @@ from citewise.server.requests import (
     settings_schema,
 )
 from citewise.server.runtime import Runtime, runtime_of
-from citewise.server.stream import ChatChunks, ResponseEvents, chat_annotations, sse
+from citewise.server.stream import (
+    ChatChunks,
+    Payload,
+    ResponseEvents,
+    chat_annotations,
+    no_usage,
+    sse,
+)
+from citewise.server.tasks import task_reply
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +89,56 @@ async def get_model(model_id: str, request: Request) -> dict[str, Any]:
     return await asyncio.to_thread(_model_card, model_id, runtime)
 
 
+class _Usage:
+    """Tokens the chat model reported (``usage_metadata``) over every call of one answer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.prompt = self.completion = 0
+
+    def add(self, input_tokens: int, output_tokens: int) -> None:
+        with self._lock:
+            self.prompt += input_tokens
+            self.completion += output_tokens
+
+    def as_json(self) -> Payload:
+        return {
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+        }
+
+
+_USAGE: ContextVar[Any] = ContextVar("citewise_usage", default=None)
+
+
+@cache
+def _usage_handler() -> Callable[[_Usage], Any]:
+    """The LangChain callback handler that counts into a :class:`_Usage`. The first call
+    lets LangChain add the one ``_USAGE`` holds to every model call made in its context
+    (the answer's task inherits the request's context)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.tracers.context import register_configure_hook
+
+    class Handler(BaseCallbackHandler):
+        def __init__(self, usage: _Usage) -> None:
+            self.usage = usage
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            for generations in response.generations:
+                for generation in generations:
+                    found = getattr(getattr(generation, "message", None), "usage_metadata", None)
+                    if found:
+                        self.usage.add(found.get("input_tokens", 0), found.get("output_tokens", 0))
+
+    register_configure_hook(_USAGE, inheritable=True)
+    return Handler
+
+
+# A URL with a scheme is published (a docs site); one without names an uploaded file.
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
 class _Run:
     """One validated request, ready to answer: conversation, knowledge base, search options."""
 
@@ -82,18 +146,29 @@ class _Run:
         self.runtime = runtime_of(request)
         self.metrics: Metrics = request.app.state.metrics
         self.route = request.url.path
+        self.base_url = str(request.base_url)
         self.model = model
         self.messages = messages
         self.client = parse_client_settings(metadata)
+        self.usage = _Usage()
+        self.task: str | None = None
 
     async def prepare(self) -> None:
         """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
         ``scope``) before the status line goes out."""
         self.kb, self.options = await asyncio.to_thread(resolve, self.runtime, self.client)
         # Made once per library; made here, off the event loop, as a local model loads slowly.
-        await asyncio.to_thread(lambda: self.kb.model)
+        model = await asyncio.to_thread(lambda: self.kb.model)
+        if model is None:
+            # Open WebUI's title and tag prompts get a direct reply, not quoted passages.
+            self.task = task_reply(self.messages[-1]["content"])
 
     def events(self) -> AsyncGenerator[Event, None]:
+        """The answer's events; model calls made for it count into :attr:`usage`. Call it
+        where the events are iterated: their task inherits that context."""
+        if self.task is not None:
+            return _task_events(self.task)
+        _USAGE.set(_usage_handler()(self.usage))
         events = self.kb.astream(
             self.messages, self.options, workflow=self.model, on_search=self.metrics.count_search
         )
@@ -104,8 +179,27 @@ class _Run:
         async with aclosing(self.events()) as events:
             async for event in events:
                 if isinstance(event, Done):
-                    return event.answer
+                    return self.published(event.answer)
         raise APIError(500, "the workflow ended without an answer", code="server_error")
+
+    def published(self, answer: Answer) -> Answer:
+        """``answer`` with each citation of an uploaded file (a URL without a scheme, such
+        as ``policies.pdf#page=1``) linking to the document's content route instead."""
+        doc_ids = {hit.chunk.url: hit.chunk.doc_id for hit in answer.hits}
+        citations = []
+        for citation in answer.citations:
+            doc_id = doc_ids.get(citation.url)
+            if doc_id is not None and not _SCHEME.match(citation.url):
+                path = f"v1/knowledge-bases/{quote(self.kb.name, safe='')}/documents/"
+                fragment = citation.url.partition("#")[2]  # the section, for the reader
+                url = f"{self.base_url}{path}{quote(doc_id)}/content"
+                url += f"#{fragment}" if fragment else ""
+                citation = replace(citation, url=url)
+            citations.append(citation)
+        return replace(answer, citations=tuple(citations))
+
+    def usage_json(self) -> Payload:
+        return no_usage() if self.task is not None else self.usage.as_json()
 
     def failure(self, error: Exception) -> APIError:
         """The API error for a failure mid-stream (the status line is already sent)."""
@@ -114,6 +208,11 @@ class _Run:
             return from_citewise_error(error)
         log.exception("answer failed mid-stream", exc_info=error)
         return APIError(500, "internal server error", code="server_error")
+
+
+async def _task_events(reply: str) -> AsyncGenerator[Event, None]:
+    yield TextDelta(reply)
+    yield Done(Answer(text=reply, citations=(), hits=(), kind="extractive"))
 
 
 async def _stream(
@@ -141,7 +240,8 @@ async def create_response(
     with_results = "file_search_call.results" in (body.include or [])
     builder = ResponseEvents(body.model, body.metadata, with_results=with_results)
     if not body.stream:
-        return JSONResponse(builder.final(await run.answer()))
+        answer = await run.answer()
+        return JSONResponse(builder.final(answer, run.usage_json()))
 
     def on_event(event: Event) -> list[str]:
         if isinstance(event, Status):
@@ -149,7 +249,7 @@ async def create_response(
         elif isinstance(event, TextDelta):
             payloads = builder.delta(event.text)
         else:
-            payloads = builder.done(event.answer)
+            payloads = builder.done(run.published(event.answer), run.usage_json())
         return [sse(payload) for payload in payloads]
 
     def on_error(error: APIError) -> list[str]:
@@ -173,21 +273,33 @@ async def create_chat_completion(
     await run.prepare()
     chunks = ChatChunks(body.model)
     if not body.stream:
-        return JSONResponse(chunks.completion(await run.answer()))
+        answer = await run.answer()
+        return JSONResponse(chunks.completion(answer, run.usage_json()))
 
     streamed: list[str] = []
 
     def on_event(event: Event) -> list[str]:
-        # Statuses stay out of chat content: clients send content back as history.
+        # Statuses stay out of chat content (clients send content back as history); asked
+        # for, they go as reasoning, which clients show apart and do not send back.
+        if isinstance(event, Status):
+            return (
+                [sse(chunks.status(event.text), named=False)]
+                if run.client.show_status or run.runtime.options.show_status
+                else []
+            )
         if isinstance(event, TextDelta) and event.text:
             streamed.append(event.text)
             return [sse(chunks.chunk({"content": event.text}), named=False)]
         if isinstance(event, Done):
-            text, sent = event.answer.text, "".join(streamed)
-            final: dict[str, Any] = {"annotations": chat_annotations(event.answer)}
+            answer = run.published(event.answer)
+            text, sent = answer.text, "".join(streamed)
+            final: dict[str, Any] = {"annotations": chat_annotations(answer)}
             if len(text) > len(sent) and text.startswith(sent):
                 final["content"] = text[len(sent) :]
-            return [sse(chunks.chunk(final, "stop"), named=False), "data: [DONE]\n\n"]
+            out = [sse(chunks.chunk(final, "stop"), named=False)]
+            if body.include_usage:
+                out.append(sse(chunks.usage_chunk(run.usage_json()), named=False))
+            return [*out, "data: [DONE]\n\n"]
         return []
 
     def on_error(error: APIError) -> list[str]:

@@ -49,12 +49,20 @@ class ChatRequest(BaseModel):
     model: str
     messages: list[dict[str, Any]] = Field(min_length=1)
     stream: bool = False
+    # ``{"include_usage": true}``: a last chunk with the token usage (no choices).
+    stream_options: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
+
+    @property
+    def include_usage(self) -> bool:
+        return bool((self.stream_options or {}).get("include_usage"))
 
 
 # Spellings of earlier releases (one release more) and the field each now sets.
 LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
 KB_SETTING = "kb"
+# Chat Completions only: stream the workflow's statuses as ``reasoning_content`` deltas.
+STATUS_SETTING = "show_status"
 
 # For the model cards: what each field means to a client (a field's own description wins).
 _DESCRIPTIONS = {
@@ -68,6 +76,8 @@ _DESCRIPTIONS = {
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
     KB_SETTING: "the knowledge base to answer from",
+    STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
+    "reasoning_content deltas before the answer",
 }
 
 
@@ -79,6 +89,7 @@ class ClientSettings:
 
     kb: str | None = None
     options: SearchOptions = field(default_factory=SearchOptions)
+    show_status: bool = False
     # The old key a client used for a field, so an error names what the client sent.
     sent_as: Mapping[str, str] = field(default_factory=dict)
 
@@ -100,10 +111,12 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     # No scope and ``all`` both search everything; the selector lists ``all``.
     values["scope"] = defaults.scope or ALL_SCOPE
     values[KB_SETTING] = runtime.default_name
+    values[STATUS_SETTING] = False
     schema = SearchOptions.model_json_schema()
     properties: dict[str, Any] = schema["properties"]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
     properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
+    properties[STATUS_SETTING] = {"title": "Show Status", "type": "boolean"}
     for name, prop in properties.items():
         prop.setdefault("description", _DESCRIPTIONS.get(name, ""))
         prop["default"] = values[name]
@@ -130,7 +143,10 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     kb = values.pop(KB_SETTING, None)
     if kb is not None and not (isinstance(kb, str) and kb):
         raise _invalid(KB_SETTING, "must be the name of a knowledge base")
-    known = [*SearchOptions.model_fields, KB_SETTING]
+    show_status = values.pop(STATUS_SETTING, False)
+    if not isinstance(show_status, bool):
+        raise _invalid(STATUS_SETTING, "must be true or false")
+    known = [*SearchOptions.model_fields, KB_SETTING, STATUS_SETTING]
     for name in values:
         if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
             raise _invalid(name, f"unknown setting (use {', '.join(known)})")
@@ -143,7 +159,7 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
         first = error.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
         raise _invalid(sent_as.get(name, name), first["msg"]) from None
-    return ClientSettings(kb, options, sent_as)
+    return ClientSettings(kb, options, show_status, sent_as)
 
 
 def _translated(values: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +186,7 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
     """
     try:
         kb = runtime.kb(client.kb)
-    except KnowledgeBaseError as error:
+    except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
         return kb, kb.resolve(client.options)

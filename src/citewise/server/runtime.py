@@ -38,6 +38,9 @@ class ServerOptions:
     release: ReleaseSpec | None = None
     api_keys: frozenset[str] = frozenset()
     admin_keys: frozenset[str] = frozenset()
+    # Chat Completions: stream status updates as reasoning_content for every request
+    # (CITEWISE_SHOW_STATUS), not only for those whose settings ask.
+    show_status: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerOptions:
@@ -50,11 +53,21 @@ class ServerOptions:
                 site_url=env.get("CITEWISE_RELEASE_SITE_URL") or None,
                 fallback_latest=env.get("CITEWISE_RELEASE_FALLBACK") == "latest",
             )
+        package = env.get("CITEWISE_PACKAGE")
+        if spec is None and package:
+            # The docs of the version installed here (or in CITEWISE_PACKAGE_PYTHON's).
+            from citewise.sources.package import installed_package, package_release_spec
+
+            spec = package_release_spec(
+                installed_package(package, env.get("CITEWISE_PACKAGE_PYTHON") or None),
+                site_url=env.get("CITEWISE_RELEASE_SITE_URL") or None,
+            )
         return cls(
             kb=env.get("CITEWISE_KB") or DEFAULT_KB,
             release=spec,
             api_keys=parse_keys(env.get(API_KEYS_ENV)),
             admin_keys=parse_keys(env.get(ADMIN_KEYS_ENV)),
+            show_status=env.get("CITEWISE_SHOW_STATUS", "").lower() in {"1", "true", "yes"},
         )
 
 

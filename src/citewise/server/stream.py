@@ -14,6 +14,11 @@ Responses (``POST /v1/responses``), for a question whose workflow reports two st
     (one ``file_search_call`` item, the hits as its ``results``):
         output_item.added, output_item.done
     response.completed  (or response.failed with an OpenAI error)
+
+Citation offsets (``start_index``/``end_index``, both APIs) count characters as Python does:
+Unicode code points of the answer text, the OpenAI convention. A client in a language whose
+strings are UTF-16 (JavaScript, Java, C#) converts them: an emoji is one code point but two
+UTF-16 units (the chat page's ``app.js`` shows how).
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ class ResponseEvents:
         self._sequence = 0
         self._answer: Payload | None = None  # the open final_answer item
         self._streamed = ""
+        self.usage: Payload | None = None  # set by ``done``: the Responses shape of usage
 
     def _event(self, type: str, **fields: Any) -> Payload:
         event = {"type": type, "sequence_number": self._sequence, **fields}
@@ -100,6 +106,7 @@ class ResponseEvents:
             "output": self.output,
             "error": error,
             "metadata": self.metadata,
+            "usage": self.usage,
             "parallel_tool_calls": False,
             "tool_choice": "none",
             "tools": [],
@@ -168,8 +175,17 @@ class ResponseEvents:
         self._streamed += text
         return [*events, self._delta(self._answer, text)]
 
-    def done(self, answer: Answer) -> list[Payload]:
-        """The answer's annotations, its done events and ``response.completed``."""
+    def done(self, answer: Answer, usage: Payload | None = None) -> list[Payload]:
+        """The answer's annotations, its done events and ``response.completed`` (with the
+        Chat Completions ``usage`` given, in the Responses shape)."""
+        if usage is not None:
+            self.usage = {
+                "input_tokens": usage["prompt_tokens"],
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": usage["completion_tokens"],
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": usage["total_tokens"],
+            }
         events: list[Payload] = []
         rest = answer.text[len(self._streamed) :]
         if self._answer is None or (rest and answer.text.startswith(self._streamed)):
@@ -214,49 +230,65 @@ class ResponseEvents:
         error = {"code": code, "message": message}
         return [self._event("response.failed", response=self.response("failed", error))]
 
-    def final(self, answer: Answer) -> Payload:
+    def final(self, answer: Answer, usage: Payload | None = None) -> Payload:
         """The non-streaming response: the answer message with its annotations only."""
         self.output = []
         self._answer = None
         self._streamed = ""
-        self.done(answer)
+        self.done(answer, usage)
         return self.response("completed")
 
 
 class ChatChunks:
-    """Builds the chunks (or the whole completion) of one Chat Completions answer."""
+    """Builds the chunks (or the whole completion) of one Chat Completions answer.
+
+    A streamed answer is: a first chunk with the role; with ``show_status``, each status as a
+    ``reasoning_content`` delta (the field reasoning models use, which clients such as Open
+    WebUI show folded away and never send back as history); the answer's ``content`` deltas;
+    a last chunk with ``finish_reason`` and the annotations; with
+    ``stream_options.include_usage``, a chunk with no choices and the ``usage``.
+    """
 
     def __init__(self, model: str) -> None:
         self.model = model
         self.id = _id("chatcmpl")
         self.created = int(time.time())
 
-    def chunk(self, delta: Payload, finish_reason: str | None = None) -> Payload:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+    def _object(self, kind: str, choices: list[Payload]) -> Payload:
         return {
             "id": self.id,
-            "object": "chat.completion.chunk",
+            "object": kind,
             "created": self.created,
             "model": self.model,
-            "choices": [choice],
+            "choices": choices,
         }
 
-    def completion(self, answer: Answer) -> Payload:
+    def chunk(self, delta: Payload, finish_reason: str | None = None) -> Payload:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+        return self._object("chat.completion.chunk", [choice])
+
+    def status(self, text: str) -> Payload:
+        """A status update as a ``reasoning_content`` delta (one line each)."""
+        return self.chunk({"reasoning_content": f"{text}\n"})
+
+    def usage_chunk(self, usage: Payload) -> Payload:
+        """The last chunk of a stream that asked for ``include_usage``."""
+        return {**self._object("chat.completion.chunk", []), "usage": usage}
+
+    def completion(self, answer: Answer, usage: Payload | None = None) -> Payload:
         message = {
             "role": "assistant",
             "content": answer.text,
             "refusal": None,
             "annotations": chat_annotations(answer),
         }
-        return {
-            "id": self.id,
-            "object": "chat.completion",
-            "created": self.created,
-            "model": self.model,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
-            ],
-        }
+        choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+        return {**self._object("chat.completion", [choice]), "usage": usage or no_usage()}
+
+
+def no_usage() -> Payload:
+    """The usage of an answer no model wrote (extractive, or an Open WebUI task reply)."""
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
 def chat_annotations(answer: Answer) -> list[Payload]:

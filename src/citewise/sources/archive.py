@@ -115,7 +115,9 @@ def _entries(archive: Path, limits: ExtractLimits) -> Iterator[list[_Entry]]:
             with tarfile.open(archive, "r:*") as tar:
                 yield _checked(_tar_entries(tar), limits, archive)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError) as error:
-        raise SourceError(f"{archive.name}: not a readable .tar.gz or .zip ({error})") from None
+        # tarfile lists each compression it tried, one per line: the error is one line.
+        reason = str(error) if "\n" not in str(error) else "not a tar, gzip, bzip2 or xz file"
+        raise SourceError(f"{archive.name}: not a readable .tar.gz or .zip ({reason})") from None
 
 
 def _tar_entries(tar: tarfile.TarFile) -> Iterator[_Entry]:

@@ -82,12 +82,19 @@ class SourceFile:
 
 
 def read_folder(
-    root: Path, suffixes: Collection[str], *, binary: Collection[str] | None = None
+    root: Path,
+    suffixes: Collection[str],
+    *,
+    binary: Collection[str] | None = None,
+    refused: dict[str, str] | None = None,
 ) -> list[SourceFile]:
     """Every file under ``root`` whose suffix is in ``suffixes``, sorted by path.
 
     Files whose suffix is in ``binary`` (by default, every suffix whose registered parser
-    reads bytes: PDF, DOCX) keep their bytes; the others are decoded as UTF-8 text.
+    reads bytes: PDF, DOCX) keep their bytes; the others are decoded as UTF-8 text. A link
+    (to a file, or through a linked folder) that resolves outside ``root`` is never read:
+    ``ln -s /etc/passwd docs/passwd.md`` must not make ``/etc/passwd`` searchable; each one
+    is named in ``refused`` with the reason.
 
     Raises:
         SourceError: the folder is missing or holds no such file, or a file is binary or
@@ -106,6 +113,7 @@ def read_folder(
         binary = binary_suffixes()
     binary_wanted = {s.lower() for s in binary}
     files: list[SourceFile] = []
+    inside = root.resolve()
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
         if any(part.startswith(".") or part in _SKIPPED_DIRS for part in relative.parts[:-1]):
@@ -114,6 +122,10 @@ def read_folder(
             continue
         suffix = path.suffix.lower()
         if suffix not in wanted:
+            continue
+        if not path.resolve().is_relative_to(inside):
+            if refused is not None:
+                refused[relative.as_posix()] = "a link to a file outside the folder: not read"
             continue
         if suffix in binary_wanted:
             files.append(
@@ -134,8 +146,10 @@ def read_text_file(path: Path) -> str:
 
 def decode_text(data: bytes, name: str | Path) -> str:
     """``data`` as UTF-8 text with ``\\n`` line ends; a clear error for binary or other bytes."""
-    if b"\x00" in data[:8192]:
-        raise SourceError(f"{name}: binary file, not text")
+    # Anywhere in the file, not only its head: a NUL later on would otherwise reach the
+    # stored text and every terminal that prints it.
+    if (at := data.find(b"\x00")) >= 0:
+        raise SourceError(f"{name}: binary file, not text (a NUL byte at offset {at})")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

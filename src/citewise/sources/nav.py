@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from citewise.errors import ConfigurationError, SourceError
+from citewise.parsing.mkdocstrings import ApiReference
 
 __all__ = [
     "ALL_SCOPE",
@@ -39,16 +40,21 @@ __all__ = [
     "ScopeRule",
     "SiteConfig",
     "find_site_config",
+    "folder_api_reference",
     "folder_nav_scopes",
     "nav_scopes",
     "read_site_config",
     "scope_slug",
+    "sphinx_nav",
 ]
 
 SITE_CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml", "zensical.toml")
 MAIN_SCOPE = "library"
 ALL_SCOPE = "all"
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_TOCTREE = re.compile(r"^\s*\.\. +toctree::")
+_TOC_ENTRY = re.compile(r"^.*<([^<>]+)>$")
+_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1+\s*$")
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class SiteConfig:
     docs_dir: Path
     site_url: str
     nav: Nav | None
+    # mkdocstrings' Python handler table (``paths``, ``options``), None without the plugin.
+    api_handler: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,49 @@ def read_site_config(path: Path) -> SiteConfig:
         docs_dir=path.parent / (docs_dir if isinstance(docs_dir, str) and docs_dir else "docs"),
         site_url=site_url if isinstance(site_url, str) else "",
         nav=_read_nav(raw_nav) if raw_nav is not None else None,
+        api_handler=_python_handler(data.get("plugins")),
     )
+
+
+def _python_handler(plugins: Any) -> dict[str, Any] | None:
+    """mkdocstrings' ``handlers.python`` table from ``plugins`` (an mkdocs.yml list of names
+    and one-key tables, or a zensical.toml table); ``{}`` when the plugin has no such table."""
+    if isinstance(plugins, list):
+        entries: dict[str, Any] = {}
+        for entry in plugins:
+            if isinstance(entry, str):
+                entries[entry] = {}
+            elif isinstance(entry, dict):
+                entries.update(entry)
+        plugins = entries
+    if not isinstance(plugins, dict) or "mkdocstrings" not in plugins:
+        return None
+    config = plugins["mkdocstrings"]
+    handlers = config.get("handlers") if isinstance(config, dict) else None
+    python = handlers.get("python") if isinstance(handlers, dict) else None
+    return dict(python) if isinstance(python, dict) else {}
+
+
+def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiReference | None:
+    """Where a docs folder's API reference is rendered from, or None when it has none.
+
+    An MkDocs/Zensical site with the mkdocstrings plugin reads its handler's ``paths``
+    (relative to the config file; default ``src/`` when it exists, else the project folder)
+    and ``options``. A Sphinx folder (``conf.py``) documents the project beside it: its
+    ``src/`` when there is one, else the project folder. None when no such folder exists.
+    """
+    path = config if config is not None else find_site_config(docs_dir)
+    if path is not None:
+        site = read_site_config(path)
+        if site.api_handler is None:
+            return None
+        api = ApiReference.from_handler(site.api_handler, path.parent)
+    elif (docs_dir / "conf.py").is_file():
+        api = ApiReference.from_handler({}, docs_dir.parent)
+    else:
+        return None
+    # Without the source (docs copied on their own), directives stay as they are written.
+    return api if any(p.is_dir() for p in api.paths) else None
 
 
 def folder_nav_scopes(
@@ -182,14 +232,50 @@ def folder_nav_scopes(
     """
     path = config if config is not None else find_site_config(docs_dir)
     site = read_site_config(path) if path is not None else None
-    if site is None or site.nav is None:
+    nav = site.nav if site is not None else sphinx_nav(docs_dir)
+    if nav is None:
         if rule is not None and rule.separate:
             raise ConfigurationError(
                 f"separate scopes need a site navigation: no {' or '.join(SITE_CONFIG_NAMES)} "
                 f"with a nav for {docs_dir}"
             )
         return None
-    return nav_scopes(site.nav, rule)
+    return nav_scopes(nav, rule)
+
+
+def sphinx_nav(docs_dir: Path) -> Nav | None:
+    """A Sphinx folder's navigation: the root document's ``toctree``s, each under the title
+    of the section that holds it (None without ``conf.py`` or toctrees).
+
+    Entries are ``page`` or ``Title <page>``; a section's several toctrees join.
+    """
+    root = docs_dir / "index.rst"
+    if not (docs_dir / "conf.py").is_file() or not root.is_file():
+        return None
+    lines = root.read_text(encoding="utf-8", errors="replace").splitlines()
+    sections: dict[str, list[str]] = {}
+    title = ""
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.strip() and _UNDERLINE.match(following) and len(following) >= len(line.rstrip()):
+            title = line.strip()
+        if _TOCTREE.match(line):
+            index += 1
+            while index < len(lines) and (not lines[index].strip() or lines[index][:1] == " "):
+                entry = lines[index].strip()
+                if entry and not entry.startswith(":"):
+                    target = _TOC_ENTRY.match(entry)
+                    page = _normalise((target.group(1) if target else entry) + ".rst")
+                    if page is not None:
+                        sections.setdefault(title or "Contents", []).append(page)
+                index += 1
+            continue
+        index += 1
+    if not sections:
+        return None
+    return Nav((), tuple(NavSection(t, tuple(dict.fromkeys(p))) for t, p in sections.items()))
 
 
 def nav_scopes(nav: Nav, rule: ScopeRule | None = None) -> NavScopes:

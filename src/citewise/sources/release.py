@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +22,21 @@ from urllib.parse import urlsplit
 import httpx
 
 from citewise.config import Settings
-from citewise.errors import ConfigurationError, DownloadError, ReleaseNotFoundError, SourceError
+from citewise.errors import (
+    ConfigurationError,
+    DocsFolderMissingError,
+    DownloadError,
+    ReleaseNotFoundError,
+    SourceError,
+)
 from citewise.sources.archive import ExtractLimits, extract_docs
 from citewise.sources.nav import ScopeRule
-from citewise.sources.versions import ResolvedRelease, parse_versions, resolve_version
+from citewise.sources.versions import (
+    PublishedVersion,
+    ResolvedRelease,
+    parse_versions,
+    resolve_version,
+)
 
 __all__ = [
     "DEFAULT_ARCHIVE_URLS",
@@ -66,6 +79,9 @@ class ReleaseSpec:
     fallback_latest: bool = False
     docs_dir: str = "docs"
     scope_rule: ScopeRule = field(default_factory=ScopeRule)
+    # False for a site without versions.json (Read the Docs): ``version`` is used as given
+    # and ``site_url`` already names it, so page URLs are ``{site_url}{page}``.
+    versioned_site: bool = True
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ReleaseSpec:
@@ -105,7 +121,8 @@ class ReleaseSpec:
 class FetchLimits:
     """Network and size caps for fetching a release."""
 
-    timeout: float = 30.0
+    timeout: float = 30.0  # per read: the longest silence allowed
+    total_timeout: float = 600.0  # per download: a server trickling bytes cannot stall us
     max_archive_bytes: int = 200 * MIB
     max_versions_bytes: int = 2 * MIB
     extract: ExtractLimits = field(default_factory=ExtractLimits)
@@ -176,6 +193,7 @@ def fetch_release(
                 archive = _download_archive(spec, release, folder, http)
             try:
                 extract_docs(archive, source, docs_dir=spec.docs_dir, limits=limits.extract)
+                _extract_source(archive, source, limits.extract)
             except SourceError:
                 archive.unlink(missing_ok=True)  # a refused archive must be fetched anew
                 raise
@@ -203,8 +221,10 @@ class _Http:
                 headers={"User-Agent": "citewise"},
             )
         target.parent.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_parts(target)
         part = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
         self.requests += 1
+        deadline = time.monotonic() + self.limits.total_timeout
         try:
             with self._client.stream("GET", url) as response:
                 if response.status_code == 404:
@@ -220,6 +240,11 @@ class _Http:
                         size += len(block)
                         if size > max_bytes:
                             raise DownloadError(f"{url} is over the {_size(max_bytes)} cap")
+                        if time.monotonic() > deadline:
+                            raise DownloadError(
+                                f"fetching {url} took longer than "
+                                f"{self.limits.total_timeout:g} s (received {_size(size)})"
+                            )
                         out.write(block)
             os.replace(part, target)
             return response.status_code
@@ -230,12 +255,25 @@ class _Http:
         finally:
             part.unlink(missing_ok=True)
 
+    def _remove_stale_parts(self, target: Path) -> None:
+        """Partial files a killed run left behind (a live download's is younger than the
+        longest a download may take, so it is kept)."""
+        oldest = time.time() - self.limits.total_timeout - self.limits.timeout
+        for stale in target.parent.glob(f".{target.name}.*.part"):
+            try:
+                if stale.stat().st_mtime < oldest:
+                    stale.unlink()
+            except FileNotFoundError:
+                pass
+
     def close(self) -> None:
         if self._own and self._client is not None:
             self._client.close()
 
 
 def _resolve(spec: ReleaseSpec, root: Path, http: _Http, refresh: bool) -> ResolvedRelease:
+    if not spec.versioned_site:
+        return ResolvedRelease(spec.version, PublishedVersion(spec.version, spec.version), "exact")
     cached = root / "versions.json"
     url = spec.versions_location()
     if cached.is_file() and not refresh:
@@ -264,6 +302,22 @@ def _download_archive(spec: ReleaseSpec, release: str, folder: Path, http: _Http
         f"release {release} of {spec.name} is in versions.json but its source archive is not "
         f"published: {', '.join(urls)} (HTTP 404)"
     )
+
+
+def _extract_source(archive: Path, source: Path, limits: ExtractLimits) -> None:
+    """Extract the archive's ``src/`` beside the docs, for the API reference (mkdocstrings,
+    Sphinx autodoc); an archive without one keeps only its docs."""
+    staging = source.parent / f".src-{uuid.uuid4().hex}"
+    try:
+        extract_docs(archive, staging, docs_dir="src", limits=limits)
+    except DocsFolderMissingError:
+        return
+    try:
+        os.replace(staging / "src", source / "src")
+    except OSError:
+        pass  # another process put it there first
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _size(count: int) -> str:

@@ -70,7 +70,8 @@ class KBStore(Protocol):
     ) -> list[tuple[Chunk, float]]:
         """The k chunks whose best window is nearest to ``vector`` by cosine, best first.
 
-        Exact (no approximate index); the filter applies before the top k is taken.
+        Exact, or approximate in engines with an index above a size threshold (PostgreSQL's
+        HNSW); the filter applies before the top k is taken.
         ``[]`` while nothing is stored; ValueError if ``vector``'s dimension differs from
         the stored vectors'.
         """

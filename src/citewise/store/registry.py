@@ -25,14 +25,16 @@ STORES: Registry[StoreFactory] = Registry(
     {
         "sqlite": "citewise.store.sqlite:from_url",
         "memory": "citewise.store.memory:from_url",
+        "postgresql": "citewise.store.postgres:from_url",
+        "postgres": "citewise.store.postgres:from_url",
     },
 )
 
 if TYPE_CHECKING:
     # Type-checks the built-ins against the protocols without importing them at run time.
-    from citewise.store import memory, sqlite
+    from citewise.store import memory, postgres, sqlite
 
-    _checked: tuple[StoreFactory, ...] = (sqlite.from_url, memory.from_url)
+    _checked: tuple[StoreFactory, ...] = (sqlite.from_url, memory.from_url, postgres.from_url)
 
 # The SQLite folder ``home / "kb"``.
 DEFAULT_URL = "sqlite://kb"
@@ -52,7 +54,8 @@ def open_store(url: str | None, *, home: Path) -> Store:
     """The store ``url`` names; None or ``""`` is the SQLite folder ``home / "kb"``.
 
     ``sqlite:///abs/folder`` or ``sqlite://folder`` (under ``home``); ``memory://`` or
-    ``memory://name`` (one store per name in this process, shared by every opening). An
+    ``memory://name`` (one store per name in this process, shared by every opening);
+    ``postgresql://user:pass@host/db`` (the ``postgres`` extra; see ``store/postgres.py``). An
     unknown scheme raises ConfigurationError naming the known ones.
     """
     url = url or DEFAULT_URL

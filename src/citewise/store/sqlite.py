@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from citewise.errors import ConfigurationError, KnowledgeBaseError
+from citewise.errors import ConfigurationError, KnowledgeBaseError, StorageError
 from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import cjk
 from citewise.store.base import DocumentUpdate
@@ -189,9 +189,14 @@ class SQLiteStore:
                 (GENERATION_KEY,),
             )
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as error:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError) and _is_storage_failure(error):
+                raise StorageError(
+                    f"knowledge base {kb!r} could not be written ({error}: is the disk "
+                    "full?); nothing was written, what was stored before is intact"
+                ) from error
             raise
 
     @contextmanager
@@ -292,6 +297,12 @@ class SQLiteStore:
         with self._lock:
             self._dense[kb] = index
         return index
+
+
+def _is_storage_failure(error: sqlite3.OperationalError) -> bool:
+    """A full disk (SQLITE_FULL) or a failed write (SQLITE_IOERR, e.g. a file-size limit)."""
+    text = str(error).lower()
+    return "full" in text or "i/o error" in text
 
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from citewise.errors import StorageError
 from citewise.models import Chunk, SearchFilter
 from citewise.store import cjk
 from citewise.store.text import query_terms
@@ -67,19 +68,25 @@ def create_database(path: Path) -> None:
     # Build the schema in a temporary file and link it into place, so nobody ever opens a
     # half-created knowledge base and two creators cannot clobber each other.
     tmp = path.parent / f".{path.stem}.{uuid.uuid4().hex}.tmp"
-    conn = sqlite3.connect(tmp, isolation_level=None)
     try:
-        conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
-        conn.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            # A random start, so a dropped and recreated knowledge base never reuses a
-            # generation another process may have cached.
-            [("_schema", SCHEMA_VERSION), (GENERATION_KEY, str(secrets.randbits(62)))],
-        )
-    finally:
-        conn.close()
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+            conn.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                # A random start, so a dropped and recreated knowledge base never reuses a
+                # generation another process may have cached.
+                [("_schema", SCHEMA_VERSION), (GENERATION_KEY, str(secrets.randbits(62)))],
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        # A failed create (a full disk) leaves nothing behind, not even the temporary file.
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
+        raise StorageError(f"cannot create {path.name} ({error}: is the disk full?)") from error
     try:
         os.link(tmp, path)
     except FileExistsError:

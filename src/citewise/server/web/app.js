@@ -1,13 +1,20 @@
-// citewise chat page: streams /v1/responses over fetch and renders statuses, answer, citations.
+// citewise chat page: streams /v1/responses over fetch and shows the conversation (statuses,
+// the answer rendered by render.js, errors), keeping it across reloads.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const history = []; // the conversation so far: the server keeps no state, we resend it
+const STORE = "citewise-chat"; // the conversation, kept across reloads
+const KEY = "citewise-key"; // an API key that worked
 let defaults = { scope: "all" };
+let turns = loadTurns(); // {question, answer, annotations, results, statuses, error, stopped}
+let running = null; // the AbortController of the answer in progress
+let chatNumber = 0; // which conversation is on screen (a "new chat" starts the next)
+
+// -- server ----------------------------------------------------------------------------
 
 function headers() {
   const h = { "Content-Type": "application/json" };
-  const key = $("key").value || localStorage.getItem("citewise-key");
+  const key = $("key").value || localStorage.getItem(KEY);
   if (key) h.Authorization = `Bearer ${key}`;
   return h;
 }
@@ -26,12 +33,17 @@ async function errorMessage(response) {
   }
 }
 
+function askForKey(message) {
+  localStorage.removeItem(KEY); // a saved key the server refuses is no use
+  $("key-label").hidden = false;
+  $("key").focus();
+  return message;
+}
+
 async function loadModels() {
   const response = await fetch("/v1/models", { headers: headers() });
   if (response.status === 401) {
-    $("key-label").hidden = false;
-    showError("This server needs an API key: enter it above, then ask.");
-    return;
+    return showError(askForKey("This server needs an API key: enter it above, then ask."));
   }
   if (!response.ok) return showError(await errorMessage(response));
   const { data } = await response.json();
@@ -42,43 +54,30 @@ async function loadModels() {
   $("scope").replaceChildren(...scopes.map((s) => new Option(s, s)));
   $("scope").value = defaults.scope;
   showError("");
+  loadExamples().catch(() => {}); // examples are a nicety: the page works without them
 }
 
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+async function loadExamples() {
+  const kb = encodeURIComponent(defaults.kb || "");
+  const response = await fetch(`/v1/knowledge-bases/${kb}/examples`, { headers: headers() });
+  if (!response.ok) return;
+  const { data } = await response.json();
+  $("examples").replaceChildren(...data.map((example) => {
+    const button = Object.assign(document.createElement("button"),
+      { type: "button", className: "example", textContent: example.question });
+    button.addEventListener("click", () => {
+      $("question").value = example.question;
+      $("ask").requestSubmit();
+    });
+    return button;
+  }));
 }
 
-// The answer text with each cited span as a link to its section.
-function renderAnswer(element, text, annotations) {
-  const spans = [...annotations].sort((a, b) => a.start_index - b.start_index);
-  let html = "";
-  let at = 0;
-  for (const a of spans) {
-    if (a.start_index < at) continue;
-    const cited = text.slice(a.start_index, a.end_index);
-    const link = /^\[([^\]]*)\]\(([^)]*)\)$/.exec(cited);
-    const label = link ? link[1] : cited;
-    html += escapeHtml(text.slice(at, a.start_index));
-    html += `<a class="citation" href="${escapeHtml(a.url)}" title="${escapeHtml(a.title)}"` +
-      ` target="_blank" rel="noopener">${escapeHtml(label || a.title)}</a>`;
-    at = a.end_index;
-  }
-  element.innerHTML = html + escapeHtml(text.slice(at));
-}
-
-function renderSources(turn, annotations) {
-  const seen = new Map(annotations.map((a) => [a.url, a.title]));
-  if (!seen.size) return;
-  const list = document.createElement("ol");
-  list.className = "sources";
-  for (const [url, title] of seen) {
-    const item = document.createElement("li");
-    const link = Object.assign(document.createElement("a"), { href: url, textContent: title });
-    link.className = "source";
-    item.append(link);
-    list.append(item);
-  }
-  turn.append(list);
+function clientSettings() {
+  const chosen = { scope: $("scope").value };
+  const changed = Object.fromEntries(
+    Object.entries(chosen).filter(([k, v]) => v !== defaults[k]));
+  return Object.keys(changed).length ? { citewise_settings: JSON.stringify(changed) } : {};
 }
 
 // Server-sent events from a fetch body: yields each event's parsed JSON data.
@@ -100,94 +99,231 @@ async function* events(response) {
   }
 }
 
-function clientSettings() {
-  const chosen = { scope: $("scope").value };
-  const changed = Object.fromEntries(
-    Object.entries(chosen).filter(([k, v]) => v !== defaults[k]));
-  return Object.keys(changed).length ? { citewise_settings: JSON.stringify(changed) } : {};
+// A document of this server needs the API key, which a plain link cannot send.
+document.addEventListener("click", async (e) => {
+  const link = e.target.closest && e.target.closest("a[href]");
+  const key = $("key").value || localStorage.getItem(KEY);
+  if (!link || !key || !link.href.startsWith(`${location.origin}/v1/`)) return;
+  e.preventDefault();
+  const opened = window.open("", "_blank");
+  const response = await fetch(link.href, { headers: headers() });
+  const blob = await response.blob();
+  opened.location = URL.createObjectURL(blob);
+});
+
+// -- the conversation ------------------------------------------------------------------
+
+function loadTurns() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORE) || "[]");
+    return Array.isArray(saved) ? saved : [];
+  } catch {
+    return [];
+  }
 }
 
-async function ask(question) {
-  const turn = document.createElement("section");
-  turn.className = "turn";
+function saveTurns() {
+  try {
+    localStorage.setItem(STORE, JSON.stringify(turns));
+  } catch {
+    // Storage full or disabled: the conversation still works, it just won't survive a reload.
+  }
+}
+
+function history() {
+  return turns.filter((t) => t.answer && !t.error && !t.stopped).flatMap((t) => [
+    { role: "user", content: t.question },
+    { role: "assistant", content: t.answer },
+  ]);
+}
+
+function nearBottom() {
+  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+}
+
+function follow(stick) {
+  if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
+}
+
+function newTurnElement(question) {
+  const turn = Object.assign(document.createElement("section"), { className: "turn" });
   turn.append(Object.assign(document.createElement("div"),
     { className: "question", textContent: question }));
   $("conversation").append(turn);
-  const items = new Map(); // item id -> element
-  let answerText = "";
-  const annotations = [];
+  $("empty").hidden = true;
+  return turn;
+}
+
+function addStatus(turn, text, working) {
+  for (const el of turn.querySelectorAll(".status.working")) el.classList.remove("working");
+  turn.append(Object.assign(document.createElement("div"),
+    { className: working ? "status working" : "status", textContent: text }));
+}
+
+function endTurn(turn, data) {
+  for (const el of turn.querySelectorAll(".status.working")) el.classList.remove("working");
+  if (data.error) {
+    turn.append(Object.assign(document.createElement("div"),
+      { className: "error", role: "alert", textContent: data.error }));
+  } else if (data.stopped) {
+    turn.append(Object.assign(document.createElement("div"),
+      { className: "stopped", textContent: "Stopped." }));
+  }
+}
+
+function showTurn(data) {
+  const turn = newTurnElement(data.question);
+  for (const status of data.statuses || []) addStatus(turn, status, false);
+  if (data.answer) {
+    const element = Object.assign(document.createElement("div"), { className: "answer" });
+    turn.append(element);
+    renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+  }
+  endTurn(turn, data);
+}
+
+function showConversation() {
+  for (const turn of document.querySelectorAll("#conversation .turn")) turn.remove();
+  turns.forEach(showTurn);
+  $("empty").hidden = turns.length > 0;
+}
+
+async function ask(question, signal) {
+  const data = { question, answer: "", annotations: [], results: [], statuses: [] };
+  const chat = chatNumber;
+  const turn = newTurnElement(question);
+  follow(true);
   const body = {
     model: $("model").value || "citewise-rag",
-    input: [...history, { role: "user", content: question }],
+    input: [...history(), { role: "user", content: question }],
     stream: true,
     metadata: clientSettings(),
+    include: ["file_search_call.results"], // the sections found: the citations' hover cards
   };
-  const response = await fetch("/v1/responses",
-    { method: "POST", headers: headers(), body: JSON.stringify(body) });
-  if (!response.ok) return showError(await errorMessage(response));
-  for await (const event of events(response)) {
-    switch (event.type) {
-      case "response.output_item.added": {
-        const commentary = event.item.phase === "commentary";
-        const element = document.createElement("div");
-        element.className = commentary ? "status working" : "answer";
-        for (const el of turn.querySelectorAll(".status.working")) el.classList.remove("working");
-        items.set(event.item.id, element);
-        turn.append(element);
-        break;
-      }
-      case "response.output_text.delta": {
-        const element = items.get(event.item_id);
-        element.textContent += event.delta;
-        if (element.classList.contains("answer")) answerText += event.delta;
-        break;
-      }
-      case "response.output_text.annotation.added":
-        annotations.push(event.annotation);
-        break;
-      case "response.output_item.done":
-        if (event.item.phase === "final_answer") {
-          const text = event.item.content[0].text;
-          renderAnswer(items.get(event.item.id), text, annotations);
-          renderSources(turn, annotations);
-          answerText = text;
+  let element = null; // the answer's element, once it starts
+  let answerId = null;
+  let pending = false; // a render is scheduled for the next frame
+  let finished = false; // the final render (with citations) must not be overwritten
+  const render = () => {
+    pending = false;
+    if (finished) return;
+    const stick = nearBottom();
+    renderAnswer(element, data.answer);
+    follow(stick);
+  };
+  try {
+    const response = await fetch("/v1/responses",
+      { method: "POST", headers: headers(), body: JSON.stringify(body), signal });
+    if (response.status === 401) throw new Error(askForKey(await errorMessage(response)));
+    if (!response.ok) throw new Error(await errorMessage(response));
+    if ($("key").value) localStorage.setItem(KEY, $("key").value); // it worked: keep it
+    for await (const event of events(response)) {
+      switch (event.type) {
+        case "response.output_item.added":
+          if (event.item.type === "message" && event.item.phase === "final_answer") {
+            answerId = event.item.id;
+            element = Object.assign(document.createElement("div"), { className: "answer" });
+            for (const el of turn.querySelectorAll(".status.working")) {
+              el.classList.remove("working");
+            }
+            turn.append(element);
+          }
+          break;
+        case "response.output_text.delta":
+          if (event.item_id === answerId) {
+            data.answer += event.delta;
+            if (!pending) {
+              pending = true;
+              requestAnimationFrame(render);
+            }
+          }
+          break;
+        case "response.output_item.done":
+          if (event.item.type !== "message") break;
+          if (event.item.phase === "commentary") {
+            const stick = nearBottom();
+            data.statuses.push(event.item.content[0].text);
+            addStatus(turn, event.item.content[0].text, true);
+            follow(stick);
+          } else {
+            data.answer = event.item.content[0].text;
+            data.annotations = event.item.content[0].annotations;
+          }
+          break;
+        case "response.failed":
+          throw new Error(`The answer failed: ${event.response.error.message}`);
+        case "response.completed": {
+          const found = event.response.output.find((item) => item.type === "file_search_call");
+          data.results = found ? found.results : [];
+          break;
         }
-        break;
-      case "response.failed":
-        showError(`The answer failed: ${event.response.error.message}`);
-        break;
-      case "response.completed":
-        for (const el of turn.querySelectorAll(".status.working")) el.classList.remove("working");
-        history.push({ role: "user", content: question },
-          { role: "assistant", content: answerText });
-        break;
+      }
+    }
+    finished = true;
+    if (element) {
+      const stick = nearBottom();
+      renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+      follow(stick);
+    }
+    return true;
+  } catch (error) {
+    finished = true;
+    if (error.name === "AbortError") data.stopped = true;
+    else data.error = error instanceof TypeError
+      ? `Could not reach the server: ${error.message}` : error.message;
+    if (element && data.answer) renderAnswer(element, data.answer);
+    return false;
+  } finally {
+    endTurn(turn, data);
+    follow(!data.error && !data.stopped ? nearBottom() : true);
+    if (chat === chatNumber) { // not a conversation the user has since left
+      turns.push(data);
+      saveTurns();
     }
   }
+}
+
+function setRunning(controller) {
+  running = controller;
+  $("send").hidden = Boolean(controller);
+  $("stop").hidden = !controller;
 }
 
 $("ask").addEventListener("submit", async (e) => {
   e.preventDefault();
   const question = $("question").value.trim();
-  if (!question) return;
-  if ($("key").value) localStorage.setItem("citewise-key", $("key").value);
+  if (!question || running) return;
   showError("");
-  $("send").disabled = true;
+  const controller = new AbortController();
+  setRunning(controller);
+  $("question").value = "";
   try {
     if (!$("model").options.length) await loadModels();
-    await ask(question);
-    $("question").value = "";
-  } catch (error) {
-    showError(`Could not reach the server: ${error.message}`);
+    const answered = await ask(question, controller.signal);
+    // A failed or stopped question stays in the box, ready to send again.
+    if (!answered && !$("question").value) $("question").value = question;
   } finally {
-    $("send").disabled = false;
+    setRunning(null);
   }
 });
 
+$("stop").addEventListener("click", () => running && running.abort());
+
+$("new-chat").addEventListener("click", () => {
+  if (running) running.abort();
+  chatNumber += 1;
+  turns = [];
+  saveTurns();
+  showConversation();
+  $("question").focus();
+});
+
 $("question").addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey) {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     $("ask").requestSubmit();
   }
 });
 
+showConversation();
 loadModels().catch((error) => showError(`Could not reach the server: ${error.message}`));

@@ -1,0 +1,285 @@
+"""Griffe objects as mkdocstrings' Python handler sees them: which members it renders, in
+which order, with what signature and docstring (and Sphinx autodoc's variants)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+__all__ = [
+    "ApiOptions",
+    "docstring_parser",
+    "docstring_text",
+    "filtered",
+    "griffe_module",
+    "is_public",
+    "kind_of",
+    "labels_of",
+    "load_stdlib_bases",
+    "ordered",
+    "signature",
+]
+
+_DEFAULT_FILTERS = ("!^_[^_]",)
+
+
+@dataclass(frozen=True)
+class ApiOptions:
+    """The Python handler options that decide which objects a directive renders, and how."""
+
+    docstring_style: str = "google"
+    show_root_heading: bool = False
+    show_submodules: bool = False
+    merge_init_into_class: bool = False
+    show_if_no_docstring: bool = False
+    heading_level: int = 2
+    members: tuple[str, ...] | bool | None = None
+    filters: tuple[str, ...] | str = _DEFAULT_FILTERS
+    inherited_members: bool = False
+    members_order: str = "alphabetical"
+    # Sphinx autodoc's conventions: modules at ``module-{path}``, ``#:`` comments document
+    # attributes.
+    sphinx: bool = False
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> ApiOptions:
+        """Options from a handler's ``options`` table; unknown keys are ignored."""
+        values: dict[str, Any] = {}
+        for key in ("docstring_style", "members_order"):
+            if isinstance(options.get(key), str):
+                values[key] = options[key]
+        for key in ("show_root_heading", "show_submodules", "merge_init_into_class",
+                    "show_if_no_docstring", "inherited_members", "sphinx"):  # fmt: skip
+            if isinstance(options.get(key), bool):
+                values[key] = options[key]
+        if isinstance(options.get("heading_level"), int):
+            values["heading_level"] = options["heading_level"]
+        members = options.get("members")
+        if isinstance(members, bool) or members is None:
+            values["members"] = members
+        elif isinstance(members, list):
+            values["members"] = tuple(str(m) for m in members)
+        filters = options.get("filters")
+        if filters == "public":
+            values["filters"] = "public"
+        elif isinstance(filters, list):
+            values["filters"] = tuple(str(f) for f in filters)
+        return cls(**values)
+
+    def merged(self, options: Mapping[str, Any]) -> ApiOptions:
+        """These options overridden by a directive's own ``options:``."""
+        given = ApiOptions.from_mapping(options)
+        changed = {k: getattr(given, k) for k in options if hasattr(given, k)}
+        return replace(self, **changed)
+
+
+def load_stdlib_bases(loader: Any, package: Any) -> None:
+    """Load the standard-library modules the package's classes inherit from."""
+    wanted: set[str] = set()
+    stack = [package]
+    while stack:
+        obj = stack.pop()
+        for member in obj.members.values():
+            if member.is_alias:
+                continue
+            if member.is_module or member.is_class:
+                stack.append(member)
+            if member.is_class:
+                for base in member.bases:
+                    path = str(getattr(base, "canonical_path", base))
+                    if path.split(".", 1)[0] in sys.stdlib_module_names:
+                        wanted.add(path.rsplit(".", 1)[0])
+    for module in sorted(wanted):
+        try:
+            loader.load(module)
+        except Exception:  # noqa: S112  (a C module has no source: its members stay unknown)
+            continue
+
+
+def griffe_module() -> Any:
+    import griffe  # imported on first use: most docs have no API reference
+
+    return griffe
+
+
+def docstring_parser(style: str) -> Any:
+    griffe = griffe_module()
+    try:
+        return griffe.Parser(style)
+    except ValueError:
+        return griffe.Parser.google
+
+
+def kind_of(obj: Any) -> str:
+    try:
+        return str(obj.kind.value)
+    except Exception:
+        return "alias"
+
+
+def labels_of(obj: Any) -> set[str]:
+    try:
+        return set(obj.labels)
+    except Exception:
+        return set()
+
+
+def is_public(obj: Any) -> bool:
+    try:
+        return bool(obj.is_public)
+    except Exception:
+        return False
+
+
+def _has_docstrings(obj: Any) -> bool:
+    try:
+        return bool(obj.has_docstrings)
+    except Exception:
+        return False
+
+
+def _keep(name: str, filters: Sequence[str]) -> bool:
+    """mkdocstrings' name filters: ``!`` excludes; the last matching rule decides."""
+    keep: bool | None = None
+    rules: set[bool] = set()
+    for raw in filters:
+        exclude = raw.startswith("!")
+        pattern = raw[1:] if exclude else raw
+        rules.add(exclude)
+        if re.search(pattern, name):
+            keep = not exclude
+    if keep is None:
+        return rules != {False}
+    return keep
+
+
+def filtered(
+    objects: list[Any], opts: ApiOptions, members_list: tuple[str, ...] | bool | None
+) -> list[Any]:
+    objects = [o for o in objects if opts.inherited_members or not o.inherited]
+    if members_list is True:
+        return objects
+    if members_list is False or members_list == ():
+        return []
+    if members_list is not None:
+        assert isinstance(members_list, tuple)
+        return [o for o in objects if o.name in members_list]
+    if opts.filters == "public":
+        objects = [o for o in objects if is_public(o)]
+    elif opts.filters:
+        objects = [o for o in objects if _keep(o.name, opts.filters)]
+    if not opts.show_if_no_docstring:
+        objects = [o for o in objects if _has_docstrings(o) or opts.sphinx and _sphinx_doc(o)]
+    return objects
+
+
+def ordered(
+    objects: list[Any], order: str, members_list: tuple[str, ...] | bool | None
+) -> list[Any]:
+    if isinstance(members_list, tuple) and members_list:
+        rank = {name: i for i, name in enumerate(members_list)}
+        return sorted(objects, key=lambda o: rank.get(o.name, len(rank)))
+    if order == "source":
+        return sorted(objects, key=lambda o: (_lineno(o), o.name))
+    return sorted(objects, key=lambda o: o.name)
+
+
+def _lineno(obj: Any) -> int:
+    try:
+        return int(obj.lineno or 0)
+    except Exception:
+        return 0
+
+
+def signature(obj: Any, opts: ApiOptions) -> str | None:
+    """The parameters as the site prints them (names and defaults), or None for a class
+    whose ``__init__`` is not shown."""
+    try:
+        if obj.is_class:
+            if not opts.merge_init_into_class:
+                return None
+            if "__init__" not in obj.members and "dataclass" not in labels_of(obj):
+                return None
+        parameters = list(obj.parameters)
+    except Exception:
+        return None
+    if parameters and parameters[0].name in ("self", "cls") and _is_method(obj):
+        parameters = parameters[1:]
+    shown: list[str] = []
+    star_done = False
+    for index, param in enumerate(parameters):
+        kind = param.kind.value
+        if kind == "keyword-only" and not star_done:
+            shown.append("*")
+            star_done = True
+        if kind == "variadic positional":
+            shown.append(f"*{param.name}")
+            star_done = True
+        elif kind == "variadic keyword":
+            shown.append(f"**{param.name}")
+        else:
+            shown.append(param.name if param.default is None else f"{param.name}={param.default}")
+        after = parameters[index + 1].kind.value if index + 1 < len(parameters) else None
+        if kind == "positional-only" and after != "positional-only":
+            shown.append("/")
+    return ", ".join(shown)
+
+
+def _is_method(obj: Any) -> bool:
+    try:
+        return bool(obj.is_class or (obj.parent is not None and obj.parent.is_class))
+    except Exception:
+        return False
+
+
+def docstring_text(obj: Any, opts: ApiOptions) -> str:
+    try:
+        docstring = obj.docstring
+        if obj.is_class and opts.merge_init_into_class and "__init__" in obj.members:
+            init = obj.members["__init__"].docstring
+            if init is not None and init.value:
+                docstring_text = docstring.value if docstring is not None else ""
+                return "\n\n".join(t for t in (docstring_text, init.value) if t)
+    except Exception:
+        return ""
+    if docstring is None and opts.sphinx:
+        return _sphinx_doc(obj)
+    return docstring.value if docstring is not None else ""
+
+
+def _sphinx_doc(obj: Any) -> str:
+    """What Sphinx shows for an object without a docstring: its ``#:`` comment, else the
+    docstring of the member it overrides (autodoc inherits docstrings)."""
+    comment = _comment_doc(obj)
+    if comment:
+        return comment
+    try:
+        parent = obj.parent
+        if parent is None or not parent.is_class:
+            return ""
+        for base in parent.mro():
+            member = base.members.get(obj.name)
+            if member is not None and member.docstring is not None:
+                return str(member.docstring.value)
+    except Exception:
+        return ""
+    return ""
+
+
+def _comment_doc(obj: Any) -> str:
+    """An attribute's ``#:`` comment lines (Sphinx's attribute docstrings), or ``""``."""
+    try:
+        if kind_of(obj) != "attribute" or obj.lineno is None:
+            return ""
+        lines = obj.lines_collection[obj.filepath]
+    except Exception:
+        return ""
+    found: list[str] = []
+    index = obj.lineno - 2
+    while index >= 0 and lines[index].strip().startswith("#:"):
+        found.insert(0, lines[index].strip()[2:].strip())
+        index -= 1
+    return "\n".join(found)

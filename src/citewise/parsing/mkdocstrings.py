@@ -1,0 +1,348 @@
+"""The API reference: ``::: package.module`` directives expanded from the release's own source.
+
+mkdocstrings renders each directive from docstrings that griffe reads from the source (without
+importing it). This module does the same, with the rules of mkdocstrings' Python handler: the
+handler options of ``mkdocs.yml``/``zensical.toml`` (``members``, ``filters``,
+``show_submodules``, ``merge_init_into_class``, ``show_if_no_docstring``, ``heading_level``,
+``show_root_heading``, ``docstring_style``), members grouped as attributes, classes, functions
+then modules, each alphabetical. Every rendered object becomes a section at the anchor the
+site gives it (its dotted path: ``reference/#pkg.GraphConfig.build_input``), titled by its
+name and signature, with its docstring, labels, bases and source file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sysconfig
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from citewise.errors import SourceError
+from citewise.models import Section
+from citewise.parsing.griffe_objects import (
+    ApiOptions,
+    docstring_parser,
+    docstring_text,
+    filtered,
+    griffe_module,
+    is_public,
+    kind_of,
+    labels_of,
+    load_stdlib_bases,
+    ordered,
+    signature,
+)
+from citewise.parsing.markdown import fenced_blocks
+
+__all__ = ["ApiObject", "ApiOptions", "ApiReference", "DIRECTIVE_RE", "has_directives"]
+
+_NOT_SOURCE = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv"})
+# `::: identifier` at the start of a line, as mkdocstrings' block processor reads it.
+DIRECTIVE_RE = re.compile(r"^::: +(?P<identifier>[\w.:-]+) *$")
+_SPHINX_AUTO_RE = re.compile(
+    r"^\s*\.\. +auto(?:module|class|exception|function|method|"
+    r"attribute|data|property|decorator)::",
+    re.MULTILINE,
+)
+# Labels as mkdocstrings shows them after a name, in its order.
+_SHOWN_LABELS = ("property", "writable", "classmethod", "staticmethod", "abstractmethod",
+                 "async", "cached", "dataclass", "generator", "coroutine")  # fmt: skip
+
+
+def has_directives(text: str) -> bool:
+    """Whether ``text`` has an API directive: a Markdown ``:::`` line outside fenced code,
+    or a Sphinx ``.. autoclass::`` (``autofunction``, ``automodule``…)."""
+    if _SPHINX_AUTO_RE.search(text):
+        return True
+    if ":::" not in text:
+        return False
+    lines = text.split("\n")
+    code = _code_lines(lines)
+    return any(i not in code and DIRECTIVE_RE.match(ln) for i, ln in enumerate(lines))
+
+
+@dataclass(frozen=True)
+class ApiObject:
+    """One rendered object: its dotted path (the site's anchor), level, title and text."""
+
+    path: str
+    name: str
+    kind: str
+    level: int
+    title: str
+    text: str
+    labels: tuple[str, ...] = ()
+
+
+@dataclass
+class ApiReference:
+    """Renders directives from the Python sources under ``paths`` (``root`` is the project
+    folder source paths are shown relative to)."""
+
+    paths: tuple[Path, ...]
+    root: Path
+    options: ApiOptions = field(default_factory=ApiOptions)
+    _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_handler(cls, handler: Mapping[str, Any], root: Path) -> ApiReference:
+        """From the ``handlers.python`` table of mkdocstrings' config; ``paths`` default to
+        ``src`` when it exists, else the project folder (as mkdocstrings does)."""
+        raw = handler.get("paths")
+        paths = [str(p) for p in raw] if isinstance(raw, list) else []
+        if not paths:
+            paths = ["src"] if (root / "src").is_dir() else ["."]
+        options = handler.get("options")
+        return cls(
+            paths=tuple((root / p).resolve() for p in paths),
+            root=root.resolve(),
+            options=ApiOptions.from_mapping(options if isinstance(options, Mapping) else {}),
+        )
+
+    def fingerprint(self) -> str:
+        """Changes when any Python source under the paths, or the options, change."""
+        digest = hashlib.sha256(repr(self.options).encode())
+        for base in self.paths:
+            for path in sorted(base.rglob("*.py")) if base.is_dir() else []:
+                relative = path.relative_to(base)
+                # A project-root path must not pull in its virtualenvs and build output.
+                if any(p.startswith(".") or p in _NOT_SOURCE for p in relative.parts[:-1]):
+                    continue
+                digest.update(relative.as_posix().encode() + b"\0")
+                digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+    def render(
+        self, identifier: str, options: ApiOptions | None = None, *, base_level: int | None = None
+    ) -> list[ApiObject]:
+        """The objects a ``::: identifier`` directive renders, in page order.
+
+        Raises:
+            SourceError: the identifier names no object found under the source paths.
+        """
+        opts = options or self.options
+        obj = self._find(identifier, external=opts.sphinx)
+        level = opts.heading_level if base_level is None else base_level
+        rendered: list[ApiObject] = []
+        if opts.show_root_heading:
+            rendered.append(self._object(obj, level, opts))
+            level += 1
+        rendered.extend(self._children(obj, level, opts, root=True))
+        return rendered
+
+    def expand(
+        self, sections: Sequence[Section], problems: dict[str, str] | None = None
+    ) -> list[Section]:
+        """Sections with each ``:::`` directive line (and its indented options) replaced by
+        one section per rendered object, after the section that held it.
+
+        A directive naming nothing in the source stays as written, and ``problems`` gets
+        ``{doc_id}#{identifier}`` with the reason.
+        """
+        out: list[Section] = []
+        for section in sections:
+            if ":::" not in section.text:
+                out.append(section)
+                continue
+            kept, directives = _split_directives(section.text)
+            if not directives:
+                out.append(section)
+                continue
+            rendered: list[Section] = []
+            missed: list[str] = []
+            for identifier, local in directives:
+                options = self.options.merged(local) if local else self.options
+                try:
+                    rendered.extend(_sections(section, self.render(identifier, options)))
+                except SourceError as error:
+                    missed.append(f"::: {identifier}")
+                    if problems is not None:
+                        problems[f"{section.doc_id}#{identifier}"] = str(error)
+            text = "\n\n".join(part for part in (kept, *missed) if part)
+            out.append(replace(section, text=text))
+            out.extend(rendered)
+        return out
+
+    # --- griffe ---------------------------------------------------------------------------
+
+    def _find(self, identifier: str, *, external: bool) -> Any:
+        griffe = griffe_module()
+        identifier = identifier.replace(":", ".")
+        package = identifier.split(".", 1)[0]
+        if package not in self._loaded:
+            # Sphinx documents members inherited from the standard library (CookieJar's),
+            # so its bases are read from the stdlib's source too.
+            stdlib = [sysconfig.get_paths()["stdlib"]] if external else []
+            loader = griffe.GriffeLoader(
+                search_paths=[str(p) for p in self.paths] + stdlib,
+                docstring_parser=docstring_parser(self.options.docstring_style),
+            )
+            try:
+                loader.load(package)
+            except (ImportError, griffe.GriffeError) as error:
+                where = ", ".join(str(p) for p in self.paths)
+                raise SourceError(f"API reference: package {package!r} not found in {where}: "
+                                  f"{error}") from None  # fmt: skip
+            if external:
+                load_stdlib_bases(loader, loader.modules_collection[package])
+            loader.resolve_aliases(external=external, implicit=False)
+            self._loaded[package] = loader
+        try:
+            found: Any = self._loaded[package].modules_collection[identifier]
+        except KeyError:
+            raise SourceError(f"API reference: no object {identifier!r} in the source") from None
+        return found
+
+    def _children(
+        self, obj: Any, level: int, opts: ApiOptions, *, root: bool
+    ) -> Iterator[ApiObject]:
+        members_list = opts.members if root else None
+        try:
+            found = obj.all_members if opts.inherited_members else obj.members
+        except Exception:  # a base class outside the source
+            found = obj.members
+        members = {n: m for n, m in found.items() if kind_of(m) != "alias"}
+        for kind in ("attribute", "type alias", "class", "function", "module"):
+            if kind == "module" and not opts.show_submodules:
+                continue
+            chosen = [m for m in members.values() if kind_of(m) == kind]
+            chosen = filtered(chosen, opts, members_list)
+            order = "alphabetical" if kind == "module" else opts.members_order
+            for member in ordered(chosen, order, members_list):
+                if kind == "function" and obj.is_class and member.name == "__init__":
+                    if opts.merge_init_into_class:
+                        continue
+                visible = (
+                    opts.filters == "public"
+                    or members_list is not None
+                    or (not member.is_alias if kind == "module" else not member.is_imported)
+                    or is_public(member)
+                )
+                if not visible:
+                    continue
+                yield self._object(member, level, opts)
+                if kind in ("class", "module"):
+                    yield from self._children(member, level + 1, opts, root=False)
+
+    def _object(self, obj: Any, level: int, opts: ApiOptions) -> ApiObject:
+        kind = kind_of(obj)
+        labels = tuple(label for label in _SHOWN_LABELS if label in labels_of(obj))
+        params = signature(obj, opts) if kind in ("function", "class") else None
+        title = f"{obj.name}({params})" if params is not None else obj.name
+        parts: list[str] = []
+        if params is not None:
+            parts.append(f"```python\n{obj.name}({params})\n```")
+        if labels:
+            parts.append(" ".join(f"`{label}`" for label in labels))
+        if kind == "class":
+            bases = [str(base) for base in getattr(obj, "bases", [])]
+            if bases:
+                parts.append("Bases: " + ", ".join(f"`{b}`" for b in bases))
+        docstring = docstring_text(obj, opts)
+        if docstring:
+            parts.append(docstring)
+        source = self._source_path(obj)
+        if source and kind != "module":
+            parts.append(f"Source code in `{source}`")
+        path = f"module-{obj.path}" if opts.sphinx and kind == "module" else obj.path
+        return ApiObject(path, obj.name, kind, level, title, "\n\n".join(parts), labels)
+
+    def _source_path(self, obj: Any) -> str:
+        try:
+            filepath = obj.filepath
+        except Exception:  # an alias whose target is outside the source
+            return ""
+        if isinstance(filepath, list):
+            return ""
+        try:
+            return Path(filepath).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return Path(filepath).name
+
+
+def _sections(holder: Section, objects: Iterable[ApiObject]) -> list[Section]:
+    """Rendered objects as sections of the page that holds their directive.
+
+    Heading paths nest by level under the holder's headings above the first object's level;
+    an object deeper than h6 has no heading of its own (nor a search entry on the site), so
+    its text joins the section above it.
+    """
+    base = _page_url(holder.url)
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    prefix: tuple[str, ...] | None = None
+    for api in objects:
+        if prefix is None:
+            prefix = holder.heading_path[: max(api.level - 1, 1)]
+        if api.level > 6 and sections:
+            last = sections[-1]
+            heading = f"{'#' * 6} {api.title}"
+            sections[-1] = replace(last, text=f"{last.text}\n\n{heading}\n\n{api.text}")
+            continue
+        while stack and stack[-1][0] >= api.level:
+            stack.pop()
+        stack.append((api.level, api.title))
+        sections.append(
+            Section(
+                doc_id=holder.doc_id,
+                title=api.title,
+                heading_path=(*prefix, *(title for _, title in stack)),
+                level=api.level,
+                anchor=api.path,
+                url=f"{base}#{api.path}",
+                page=holder.page,
+                text=api.text,
+                scope=holder.scope,
+            )
+        )
+    return sections
+
+
+def _page_url(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def _code_lines(lines: Sequence[str]) -> set[int]:
+    return {i for first, after in fenced_blocks(lines) for i in range(first, after)}
+
+
+def _split_directives(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """The text without its directives, and each directive's identifier and options."""
+    lines = text.split("\n")
+    code = _code_lines(lines)
+    kept: list[str] = []
+    found: list[tuple[str, dict[str, Any]]] = []
+    i = 0
+    while i < len(lines):
+        match = DIRECTIVE_RE.match(lines[i]) if i not in code else None
+        if match is None:
+            kept.append(lines[i])
+            i += 1
+            continue
+        j = i + 1
+        block: list[str] = []
+        while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
+            block.append(lines[j])
+            j += 1
+        found.append((match["identifier"], _directive_options(block)))
+        i = j
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept), found
+
+
+def _directive_options(block: Iterable[str]) -> dict[str, Any]:
+    text = "\n".join(line[4:] for line in block)
+    if not text.strip():
+        return {}
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    options = data.get("options") if isinstance(data, dict) else None
+    return options if isinstance(options, dict) else {}

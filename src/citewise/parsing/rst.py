@@ -1,0 +1,405 @@
+"""Split a reStructuredText page into sections at the ids a Sphinx site gives them.
+
+docutils parses the page as Sphinx does (no doc-title promotion), so each section's id is
+docutils' ``make_id`` of its title, numbered when taken, or an explicit ``.. _label:`` target's.
+Pages are served Read the Docs' way (``dirhtml``): ``user/quickstart.rst`` at
+``{site}{version}/user/quickstart/``. Sphinx's own directives are understood: ``code-block``
+stays fenced code, ``toctree`` lists its pages, and ``autoclass``/``autofunction``/
+``automodule`` become API directives (``::: requests.Session``) that
+:class:`citewise.parsing.mkdocstrings.ApiReference` expands from the source.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import yaml
+
+from citewise.models import Section
+from citewise.parsing.common import Heading, Part, assemble_sections
+from citewise.parsing.markdown import site_base
+
+__all__ = ["RstParser", "parse_rst", "rst_page_path"]
+
+_DIRECTIVE_NAME_RE = re.compile(r"^\s*\.\. +([\w:.+-]+)::", re.MULTILINE)
+_AUTO_ID_RE = re.compile(r"^id\d+$")
+_ROLE_NAME_RE = re.compile(r"(?<![\w`]):([\w:.+-]+):`")
+_ROLE_TARGET_RE = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]*)>$", re.DOTALL)
+# Sphinx's autodoc directives and the kind of object each documents.
+_AUTODOC = ("automodule", "autoclass", "autoexception", "autofunction", "automethod",
+            "autoattribute", "autodata", "autoproperty", "autodecorator")  # fmt: skip
+# Directives whose content is body text, shown after a label (``Note:``).
+_LABELLED = {"versionadded": "New in version", "versionchanged": "Changed in version",
+             "deprecated": "Deprecated since version", "seealso": "See also"}  # fmt: skip
+_SILENT = {"toctree", "index", "highlight", "tabularcolumns", "module", "currentmodule",
+           "py:module", "py:currentmodule", "automodapi", "autosummary", "literalinclude",
+           "include"}  # fmt: skip
+# docutils keeps its directive and role tables in module globals: swap ours in under a lock.
+_LOCK = threading.Lock()
+
+
+def rst_page_path(doc_id: str) -> str:
+    """The page's path as Read the Docs serves it: ``a/b.rst`` → ``a/b/``, ``index`` → ``""``."""
+    path = doc_id.replace("\\", "/").lstrip("/")
+    folder, name = posixpath.split(path)
+    stem = name[: -len(".rst")] if name.lower().endswith(".rst") else name
+    if stem == "index":
+        return f"{folder}/" if folder else ""
+    return f"{folder}/{stem}/" if folder else f"{stem}/"
+
+
+class RstParser:
+    """reStructuredText as Sphinx publishes it (see :func:`parse_rst`)."""
+
+    def parse(
+        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    ) -> list[Section]:
+        return parse_rst(text, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+
+
+def parse_rst(
+    text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+) -> list[Section]:
+    """Split ``text`` (the source of ``doc_id``) into sections, one per title.
+
+    The page's first title is its bare URL; the others are at their Sphinx ids.
+    """
+    document = _doctree(text, doc_id)
+    from docutils import nodes
+
+    parts: list[Part] = [Part(None)]
+    state = {"module": ""}
+
+    def walk_section(section: Any, level: int) -> None:
+        title = section[0].astext() if section.children else ""
+        # The section's own id comes first, unless a label took it (``.. _proxies:`` over
+        # "Proxies"): then docutils numbers it (``id5``) and Sphinx shows the label first.
+        ids = list(section.get("ids", []))
+        named = [i for i in ids if not _AUTO_ID_RE.match(i)]
+        anchor = (named or ids or [None])[0]
+        parts.append(Part(Heading(level, " ".join(title.split()), anchor)))
+        for child in section.children[1:]:
+            if isinstance(child, nodes.section):
+                walk_section(child, level + 1)
+            else:
+                parts[-1].blocks.extend(_blocks(child, state, level))
+
+    for child in document.children:
+        if isinstance(child, nodes.section):
+            walk_section(child, 1)
+        else:
+            parts[-1].blocks.extend(_blocks(child, state, 0))
+    sections = assemble_sections(
+        parts, doc_id=doc_id, site_url=site_url, version=version, scope=scope
+    )
+    page = rst_page_path(doc_id)
+    url = site_base(site_url, version) + page
+    return [replace(s, page=page, url=f"{url}#{s.anchor}" if s.anchor else url) for s in sections]
+
+
+# --- docutils ---------------------------------------------------------------------------------
+
+
+def _doctree(text: str, doc_id: str) -> Any:
+    from docutils.core import publish_doctree
+
+    settings = {
+        "report_level": 5,
+        "halt_level": 5,
+        "warning_stream": False,
+        "file_insertion_enabled": False,
+        "raw_enabled": False,
+        "doctitle_xform": False,  # as Sphinx: the first title stays a section
+        "sectsubtitle_xform": False,
+        "input_encoding": "unicode",
+        "syntax_highlight": "none",
+        "auto_id_prefix": "id",  # as Sphinx: a taken id becomes id1, id2…
+    }
+    with _sphinx_namespace(text):
+        return publish_doctree(text, source_path=doc_id, settings_overrides=settings)
+
+
+@contextmanager
+def _sphinx_namespace(text: str) -> Iterator[None]:
+    """docutils with Sphinx's directives and roles, for this page's names only."""
+    from docutils.parsers.rst import directives, roles
+
+    with _LOCK:
+        saved_directives = dict(directives._directives)
+        saved_roles = dict(roles._roles)
+        try:
+            known = set(directives._directive_registry)
+            for name in set(_DIRECTIVE_NAME_RE.findall(text)):
+                short = name.split(":", 1)[1] if name.startswith(("py:", "rst:")) else name
+                if name in ("code-block", "sourcecode"):
+                    directives._directives[name] = _code_directive()
+                elif short in _AUTODOC or short in ("module", "currentmodule"):
+                    directives._directives[name] = _marker_directive(short)
+                elif name not in known:
+                    directives._directives[name] = _generic_directive(name)
+            for name in set(_ROLE_NAME_RE.findall(text)):
+                if name not in roles._role_registry:
+                    roles._roles[name] = _generic_role
+            yield
+        finally:
+            directives._directives.clear()
+            directives._directives.update(saved_directives)
+            roles._roles.clear()
+            roles._roles.update(saved_roles)
+
+
+def _generic_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Any,
+    options: dict[str, Any] | None = None, content: list[str] | None = None,
+) -> tuple[list[Any], list[Any]]:  # fmt: skip
+    """Sphinx cross-reference roles (``:class:`~a.B```, ``:ref:`text <label>```) as their text."""
+    from docutils import nodes
+
+    match = _ROLE_TARGET_RE.match(text)
+    shown = match["text"] if match else text.lstrip("~!")
+    if not match and text.startswith("~"):
+        shown = shown.rsplit(".", 1)[-1]
+    if name in ("ref", "doc", "term", "std:ref", "std:doc"):
+        return [nodes.Text(shown)], []
+    return [nodes.literal(rawtext, shown)], []
+
+
+def _code_directive() -> type:
+    from docutils import nodes
+    from docutils.parsers.rst import Directive, directives
+
+    class CodeBlock(Directive):  # type: ignore[misc]
+        optional_arguments = 1
+        has_content = True
+        option_spec = {"linenos": directives.flag, "emphasize-lines": directives.unchanged,
+                       "caption": directives.unchanged, "name": directives.unchanged,
+                       "dedent": directives.unchanged, "force": directives.flag,
+                       "lineno-start": directives.unchanged}  # fmt: skip
+
+        def run(self) -> list[Any]:
+            code = "\n".join(self.content)
+            node = nodes.literal_block(code, code)
+            node["language"] = self.arguments[0] if self.arguments else ""
+            return [node]
+
+    return CodeBlock
+
+
+def _marker_directive(kind: str) -> type:
+    """An autodoc directive as an API marker; ``module`` sets the page's current module."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class Marker(Directive):  # type: ignore[misc]
+        optional_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+
+        def run(self) -> list[Any]:
+            node = nodes.container()
+            node["citewise_api"] = kind
+            node["target"] = self.arguments[0].strip() if self.arguments else ""
+            node["options"] = dict(self.options or {})
+            return [node]
+
+    # Autodoc takes many options (members, show-inheritance…): accept every name.
+    Marker.option_spec = _AnyOptions()
+    return Marker
+
+
+class _AnyOptions(dict[str, Callable[[str | None], Any]]):
+    """An option spec that accepts any option name, its value kept as text."""
+
+    def __bool__(self) -> bool:
+        return True  # docutils reads options only when the spec is truthy
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[str | None], Any]:
+        return _option_value
+
+    def get(self, key: str, default: Any = None) -> Callable[[str | None], Any]:
+        return _option_value
+
+
+def _option_value(value: str | None) -> str:
+    return (value or "").strip()
+
+
+def _generic_directive(name: str) -> type:
+    """Any other Sphinx directive: its arguments and content kept as body text."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class Generic(Directive):  # type: ignore[misc]
+        optional_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+
+        def run(self) -> list[Any]:
+            if name in _SILENT:
+                if name == "toctree":
+                    node = nodes.container()
+                    node["citewise_toctree"] = [ln.strip() for ln in self.content if ln.strip()]
+                    return [node]
+                return []
+            container = nodes.container()
+            label = _LABELLED.get(name)
+            argument = self.arguments[0] if self.arguments else ""
+            if label:
+                # `.. versionadded:: 2.1 Text` or with the text on the next lines.
+                version, _, rest = argument.partition(" ") if "\n" not in argument else \
+                    argument.partition("\n")  # fmt: skip
+                shown = f"{label} {version}".strip() + ":" + (" " if rest else "")
+                inline, _messages = self.state.inline_text(" ".join(rest.split()), self.lineno)
+                container += nodes.paragraph("", shown, *inline)
+            elif argument and name != "only":  # `only`'s argument is a builder condition
+                container += nodes.paragraph(argument, argument)
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, container)
+            return [container]
+
+    Generic.option_spec = _AnyOptions()
+    return Generic
+
+
+# --- doctree → Markdown blocks ------------------------------------------------------------
+
+
+def _blocks(node: Any, state: dict[str, str], level: int) -> list[str]:
+    from docutils import nodes
+
+    if isinstance(node, nodes.container) and "citewise_api" in node:
+        return _api_marker(node, state, level)
+    if isinstance(node, nodes.container) and "citewise_toctree" in node:
+        return []
+    if isinstance(node, nodes.Invisible | nodes.system_message | nodes.raw):
+        return []
+    if isinstance(node, nodes.paragraph | nodes.rubric | nodes.line_block):
+        text = _inline(node)
+        return [text] if text.strip() else []
+    if isinstance(node, nodes.literal_block | nodes.doctest_block):
+        language = node.get("language", "") or ("pycon" if node.astext().startswith(">>>") else "")
+        return [f"```{language}\n{node.astext()}\n```"]
+    if isinstance(node, nodes.bullet_list | nodes.enumerated_list):
+        numbered = isinstance(node, nodes.enumerated_list)
+        out = []
+        for index, item in enumerate(node.children, start=1):
+            body = "\n\n".join(b for c in item.children for b in _blocks(c, state, level))
+            marker = f"{index}." if numbered else "-"
+            out.append(f"{marker} " + body.replace("\n", "\n  "))
+        return ["\n".join(out)] if out else []
+    if isinstance(node, nodes.definition_list):
+        out = []
+        for item in node.children:
+            term = " ".join(_inline(c) for c in item.children if isinstance(c, nodes.term))
+            defs = [b for c in item.children if isinstance(c, nodes.definition)
+                    for g in c.children for b in _blocks(g, state, level)]  # fmt: skip
+            out.append(f"{term}\n: " + "\n\n".join(defs).replace("\n", "\n  "))
+        return out
+    if isinstance(node, nodes.field_list):
+        out = []
+        for field in node.children:
+            name = _inline(field[0])
+            body = " ".join(b for c in field[1].children for b in _blocks(c, state, level))
+            out.append(f"{name}: {body}")
+        return ["\n".join(out)] if out else []
+    if isinstance(node, nodes.table):
+        return [_table(node)]
+    if isinstance(node, nodes.Admonition):
+        label = node.tagname.capitalize() if node.tagname != "admonition" else ""
+        inner = [b for c in node.children for b in _blocks(c, state, level)]
+        if isinstance(node, nodes.admonition) and node.children:
+            label = _inline(node[0])
+            inner = inner[1:]
+        return [f"{label}: " + "\n\n".join(inner) if label else "\n\n".join(inner)]
+    if isinstance(node, nodes.title):
+        return [f"**{_inline(node)}**"]
+    if isinstance(node, nodes.Element):
+        return [b for c in node.children for b in _blocks(c, state, level)]
+    text = node.astext().strip()
+    return [text] if text else []
+
+
+def _inline(node: Any) -> str:
+    from docutils import nodes
+
+    pieces: list[str] = []
+    for child in node.children if isinstance(node, nodes.Element) else [node]:
+        if isinstance(child, nodes.literal):
+            pieces.append(f"`{child.astext()}`")
+        elif isinstance(child, nodes.strong):
+            pieces.append(f"**{child.astext()}**")
+        elif isinstance(child, nodes.emphasis):
+            pieces.append(f"*{child.astext()}*")
+        elif isinstance(child, nodes.reference) and child.get("refuri", "").startswith("http"):
+            text = child.astext()
+            uri = child["refuri"]
+            pieces.append(uri if text == uri else f"[{text}]({uri})")
+        elif isinstance(child, nodes.system_message | nodes.Invisible):
+            continue
+        elif isinstance(child, nodes.line):
+            pieces.append(_inline(child) + "\n")
+        elif isinstance(child, nodes.Element):
+            pieces.append(_inline(child))
+        else:
+            pieces.append(child.astext())
+    return "".join(pieces).strip()
+
+
+def _table(node: Any) -> str:
+    from docutils import nodes
+
+    from citewise.parsing.common import markdown_table
+
+    rows = [[_inline(entry) or entry.astext() for entry in row.children]
+            for row in node.findall(nodes.row)]  # fmt: skip
+    return markdown_table(rows)
+
+
+def _api_marker(node: Any, state: dict[str, str], level: int) -> list[str]:
+    """An autodoc directive as a ``:::`` line with the options that mirror autodoc's."""
+    kind = node["citewise_api"]
+    target = node["target"].split("(", 1)[0].strip()
+    if kind in ("module", "currentmodule"):
+        state["module"] = target
+        return []
+    given = node["options"]
+    module = given.get("module") or state["module"]
+    if kind == "automodule" or "." in target and _is_qualified(target, module):
+        path = target
+    else:
+        path = f"{module}.{target}" if module else target
+    members: Any = False
+    if "members" in given or "inherited-members" in given:
+        names = [m.strip() for m in given.get("members", "").split(",") if m.strip()]
+        members = names or None
+    options: dict[str, Any] = {
+        "show_root_heading": True,
+        "heading_level": level + 1,
+        "members": members,
+        "inherited_members": "inherited-members" in given,
+        "merge_init_into_class": True,
+        "show_submodules": False,
+        "show_if_no_docstring": "undoc-members" in given,
+        "filters": ["!^_"] + [f"!^{re.escape(m.strip())}$"
+                              for m in given.get("exclude-members", "").split(",") if m.strip()],
+        "docstring_style": "sphinx",
+        "sphinx": True,
+    }  # fmt: skip
+    block = yaml.safe_dump({"options": options}, default_flow_style=True, width=10_000).strip()
+    return [f"::: {path}\n    {block}"]
+
+
+def _is_qualified(target: str, module: str) -> bool:
+    """Whether a dotted autodoc target names its module (``requests.adapters.X``) rather than
+    a member of the current one (``Session.mount``)."""
+    head = target.split(".", 1)[0]
+    return not module or head == module.split(".", 1)[0] or head[:1].islower()

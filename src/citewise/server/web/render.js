@@ -1,0 +1,158 @@
+// citewise chat page: an answer's Markdown rendered (marked, sanitized by DOMPurify), its
+// citations as numbered links with a hover card, and its sources list. Loaded before app.js.
+"use strict";
+
+const CITE = "#citewise-cite-"; // placeholder href of a citation before decoration
+
+// The server counts start_index/end_index in code points (as Python does); JavaScript
+// strings index UTF-16 units, where an emoji takes two. offsets[i] is code point i's unit.
+function utf16Offsets(text) {
+  const offsets = [0];
+  let unit = 0;
+  for (const char of text) {
+    unit += char.length;
+    offsets.push(unit);
+  }
+  return offsets;
+}
+
+// The sources cited, numbered in order of first citation: url -> {n, title, result}.
+function numberSources(annotations, results) {
+  const sources = new Map();
+  for (const a of annotations) {
+    if (!sources.has(a.url)) {
+      const result = results.find((r) => r.attributes && r.attributes.url === a.url) || null;
+      sources.set(a.url, { n: sources.size + 1, url: a.url, title: a.title, result });
+    }
+  }
+  return sources;
+}
+
+// The Markdown with each cited span made a link to a placeholder (marked and DOMPurify
+// leave it alone); `decorate` turns the placeholders into the numbered citation links.
+function citedMarkdown(text, annotations) {
+  const offsets = utf16Offsets(text);
+  const spans = [...annotations].sort((a, b) => a.start_index - b.start_index);
+  let source = "";
+  let at = 0;
+  spans.forEach((a, index) => {
+    const start = offsets[a.start_index];
+    const end = offsets[a.end_index];
+    if (start === undefined || end === undefined || start < at) return;
+    const cited = text.slice(start, end);
+    const link = /^\[([^\]]*)\]\([^)]*\)$/.exec(cited);
+    const label = (link ? link[1] : "") || a.title.replace(/[[\]]/g, "");
+    source += `${text.slice(at, start)}[${label}](${CITE}${index})`;
+    at = end;
+  });
+  return { source: source + text.slice(at), spans };
+}
+
+const RELATIVE = /^(?![a-z][a-z0-9+.-]*:|\/|#)/i;
+
+function decorate(element, spans, sources) {
+  for (const a of element.querySelectorAll(`a[href^="${CITE}"]`)) {
+    const span = spans[Number(a.getAttribute("href").slice(CITE.length))];
+    const source = sources.get(span.url);
+    a.href = span.url;
+    a.className = "citation";
+    a.dataset.source = String(source.n);
+    a.append(Object.assign(document.createElement("sup"), { textContent: source.n }));
+  }
+  for (const a of element.querySelectorAll("a[href]")) {
+    // A link the server did not turn into a citation, relative to a file: not this page's.
+    if (RELATIVE.test(a.getAttribute("href"))) a.removeAttribute("href");
+    a.target = "_blank";
+    a.rel = "noopener";
+  }
+  for (const pre of element.querySelectorAll("pre")) {
+    const copy = Object.assign(document.createElement("button"),
+      { type: "button", className: "copy", textContent: "Copy" });
+    copy.addEventListener("click", () => copyText(pre.innerText, copy));
+    const wrap = Object.assign(document.createElement("div"), { className: "code" });
+    pre.replaceWith(wrap);
+    wrap.append(copy, pre);
+  }
+  for (const table of element.querySelectorAll("table")) {
+    const wrap = Object.assign(document.createElement("div"), { className: "table" });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const area = Object.assign(document.createElement("textarea"), { value: text });
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  button.textContent = "Copied";
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+function renderAnswer(element, text, annotations = [], results = []) {
+  const sources = numberSources(annotations, results);
+  const { source, spans } = citedMarkdown(text, annotations);
+  element.innerHTML = DOMPurify.sanitize(marked.parse(source, { gfm: true }));
+  decorate(element, spans, sources);
+  return sources;
+}
+
+function renderSources(turn, sources) {
+  turn.querySelector(".sources")?.remove();
+  if (!sources.size) return;
+  const list = Object.assign(document.createElement("ol"), { className: "sources" });
+  for (const source of sources.values()) {
+    const link = Object.assign(document.createElement("a"),
+      { href: source.url, textContent: source.title, target: "_blank", rel: "noopener" });
+    link.className = "source";
+    link.dataset.source = String(source.n);
+    list.append(Object.assign(document.createElement("li"), { value: source.n }));
+    list.lastChild.append(link);
+  }
+  turn.append(list);
+  turn.sources = sources;
+}
+
+function snippet(result) {
+  if (!result) return "";
+  const text = result.text.includes("\n\n") ? result.text.split("\n\n").slice(1).join(" ") : "";
+  const plain = (text || result.text).replace(/^(```|~~~).*$/gm, "")
+    .replace(/[`*_#>|[\]]/g, "").replace(/\s+/g, " ").trim();
+  return plain.length > 240 ? `${plain.slice(0, 240)}…` : plain;
+}
+
+// The hover card of a citation: the section's heading path and the start of its text.
+function showCard(link) {
+  const turn = link.closest(".turn");
+  const source = turn && turn.sources && turn.sources.get(link.href);
+  if (!source) return;
+  const card = document.getElementById("card");
+  const path = source.result ? source.result.attributes.heading_path : source.title;
+  card.replaceChildren(
+    Object.assign(document.createElement("strong"), { textContent: path || source.title }),
+    Object.assign(document.createElement("p"), { textContent: snippet(source.result) }),
+    Object.assign(document.createElement("small"), { textContent: source.url }));
+  card.hidden = false;
+  const box = link.getBoundingClientRect();
+  const left = Math.max(8, Math.min(box.left, window.innerWidth - card.offsetWidth - 8));
+  card.style.left = `${left + window.scrollX}px`;
+  card.style.top = `${box.bottom + window.scrollY + 6}px`;
+}
+
+document.addEventListener("mouseover", (e) => {
+  const link = e.target.closest && e.target.closest("a.citation, a.source");
+  if (link) showCard(link);
+});
+document.addEventListener("mouseout", (e) => {
+  if (e.target.closest && e.target.closest("a.citation, a.source")) document.getElementById("card").hidden = true;
+});
+document.addEventListener("focusin", (e) => {
+  if (e.target.matches("a.citation, a.source")) showCard(e.target);
+});
+document.addEventListener("focusout", () => { document.getElementById("card").hidden = true; });
+

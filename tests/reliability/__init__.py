@@ -1,0 +1,1 @@
+"""Reliability tests: crashes mid-write, fuzzed inputs and the server under generated requests."""

@@ -1,0 +1,203 @@
+"""`citewise index --package`: the docs of the installed version, found from its metadata."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from citewise.errors import ConfigurationError, SourceError
+from citewise.sources.package import (
+    InstalledPackage,
+    installed_package,
+    package_release_spec,
+    pinned_requirements,
+)
+
+from ..conftest import SHARED_DATA, require
+from .conftest import LocalSite, folder_members, tar_gz, versions_json, widget_archive
+
+REQUESTS = SHARED_DATA / "requests-2.34.2"
+ARCHIVE_PATH = "/{owner}/{repo}/archive/refs/tags/v{version}.tar.gz"
+SITE = "https://requests.readthedocs.io/en/v2.34.2/"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    from citewise.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def dist_info(root: Path, name: str, version: str, *urls: str) -> Path:
+    """An installed distribution's metadata, as pip writes it, under ``root``."""
+    folder = root / f"{name}-{version}.dist-info"
+    folder.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.4", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Project-URL: {url}" for url in urls]
+    (folder / "METADATA").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def test_this_pythons_installed_version() -> None:
+    found = installed_package("pyyaml")
+    assert found.version == metadata.version("pyyaml")
+    assert found.name.lower() == "pyyaml"
+
+
+def test_another_python_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = dist_info(tmp_path, "widgets", "1.4.2", "Source, https://github.com/acme/widgets",
+                     "Documentation, https://widgets.readthedocs.io")  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    found = installed_package("widgets", sys.executable)
+    assert (found.version, found.repository) == ("1.4.2", ("acme", "widgets"))
+    assert found.docs_url == "https://widgets.readthedocs.io"
+    spec = package_release_spec(found)
+    assert (spec.name, spec.version, spec.site) == (
+        "acme/widgets", "1.4.2", "https://widgets.readthedocs.io/en/v1.4.2/"
+    )  # fmt: skip
+    assert not spec.versioned_site
+
+
+def test_a_missing_package_names_the_ways_out(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="not installed in this Python.*--python PATH.*--release"):
+        installed_package("surely-not-installed-citewise-test")
+    with pytest.raises(SourceError, match="cannot run --python"):
+        installed_package("widgets", str(tmp_path / "no-python"))
+
+
+def test_no_repository_link_says_what_was_looked_for() -> None:
+    package = InstalledPackage("widgets", "1.0", (("Homepage", "https://widgets.example"),))
+    with pytest.raises(ConfigurationError) as caught:
+        package_release_spec(package)
+    message = str(caught.value)
+    assert "Source, Repository, Homepage on github.com" in message
+    assert "Homepage: https://widgets.example" in message
+    assert "--release OWNER/REPO@1.0" in message and "--site-url" in message
+
+
+def test_mike_sites_keep_versions_json() -> None:
+    package = InstalledPackage("lgos", "0.12.0", (
+        ("Repository", "https://github.com/ilkersigirci/langgraph-openai-serve.git"),
+        ("Documentation", "https://ilkersigirci.github.io/langgraph-openai-serve/"),
+    ))  # fmt: skip
+    spec = package_release_spec(package)
+    assert spec.name == "ilkersigirci/langgraph-openai-serve" and spec.versioned_site
+    assert spec.site == "https://ilkersigirci.github.io/langgraph-openai-serve/"
+    given = package_release_spec(package, site_url="https://docs.example/lgos/")
+    assert given.site == "https://docs.example/lgos/"
+
+
+# -- requests 2.34.2, served as a tag archive and indexed through the CLI ---------------------
+
+
+@dataclass
+class IndexedPackage:
+    home: Path
+    out: str
+    err: str
+    site: LocalSite
+
+
+@pytest.fixture(scope="module")
+def requests_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IndexedPackage]:
+    root = require(REQUESTS)
+    top = "requests-2.34.2/"
+    members = folder_members(root / "docs", top + "docs/")
+    members.update(folder_members(root / "src", top + "src/"))
+    members[top + "pyproject.toml"] = (root / "pyproject.toml").read_bytes()
+    site = LocalSite()
+    site.files["/psf/requests/archive/refs/tags/v2.34.2.tar.gz"] = tar_gz(members)
+    # The installed distribution, as pip leaves it (its links are the real ones).
+    installed = dist_info(tmp_path_factory.mktemp("site-packages"), "requests", "2.34.2",
+                          "Documentation, https://requests.readthedocs.io",
+                          "Source, https://github.com/psf/requests")  # fmt: skip
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITEWISE_HOME", str(home))
+        patch.setenv("PYTHONPATH", str(installed))
+        code, out, err = run_cli(
+            "index", "--package", "requests", "--python", sys.executable,
+            "--archive-url", site.base + ARCHIVE_PATH, "-q",
+        )  # fmt: skip
+    assert code == 0, err
+    yield IndexedPackage(home, out, err, site)
+    site.stop()
+
+
+def search(package: IndexedPackage, query: str) -> list[dict[str, str]]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITEWISE_HOME", str(package.home))
+        code, out, err = run_cli("search", query, "--kb", "requests-2.34.2", "--json")
+    assert code == 0, err
+    hits: list[dict[str, str]] = json.loads(out)
+    return hits
+
+
+def test_package_indexes_prose_and_api_of_the_installed_release(
+    requests_package: IndexedPackage,
+) -> None:
+    assert "requests 2.34.2 installed: psf/requests" in requests_package.err
+    assert requests_package.site.requests == ["/psf/requests/archive/refs/tags/v2.34.2.tar.gz"]
+    summary = requests_package.out.splitlines()[0]
+    assert summary.startswith("requests-2.34.2: 15 files (15 added")
+    # Nothing is skipped silently: every other file of the docs folder is named.
+    assert "skipped conf.py: no parser for .py" in requests_package.out
+    assert "release 2.34.2" in requests_package.out
+
+
+def test_search_cites_the_api_reference_entry(requests_package: IndexedPackage) -> None:
+    hits = search(requests_package, "Session.mount prefix matching")
+    assert hits[0]["url"] == f"{SITE}api/#requests.Session.mount"
+    prose = search(requests_package, "How do I make a request and read the response?")
+    assert any(hit["url"].startswith(f"{SITE}user/quickstart/") for hit in prose)
+
+
+# -- --requirements: one knowledge base per pinned package -----------------------------------
+
+
+def test_pinned_requirements(tmp_path: Path) -> None:
+    path = tmp_path / "requirements.txt"
+    path.write_text(
+        "# app\n-r base.txt\nwidgets==1.4.2  # pinned\nGadgets[extra]===2.0 ; python_version>'3'\n"
+    )
+    assert pinned_requirements(path) == [("widgets", "1.4.2"), ("Gadgets", "2.0")]
+    path.write_text("widgets>=1.0\n")
+    with pytest.raises(SourceError, match=r"requirements.txt:1: 'widgets>=1.0' is not pinned"):
+        pinned_requirements(path)
+
+
+def test_requirements_index_each_pin_and_name_the_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = LocalSite()
+    try:
+        site.files["/versions.json"] = versions_json(("1.4.2", []))
+        site.files["/acme/widgets/archive/refs/tags/v1.4.2.tar.gz"] = widget_archive("1.4.2")
+        packages = dist_info(tmp_path / "sp", "widgets", "1.0.0",
+                             "Source, https://github.com/acme/widgets")  # fmt: skip
+        dist_info(packages, "orphan", "0.1", "Homepage, https://orphan.example")
+        requirements = tmp_path / "requirements.txt"
+        requirements.write_text("widgets==1.4.2\norphan==0.1\n")
+        monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("PYTHONPATH", str(packages))
+        code, out, err = run_cli(
+            "index", "--requirements", str(requirements), "--python", sys.executable,
+            "--versions-url", site.url("/versions.json"),
+            "--archive-url", site.base + ARCHIVE_PATH, "-q",
+        )  # fmt: skip
+    finally:
+        site.stop()
+    assert code == 1  # one pin could not be indexed
+    # The pinned version is indexed, not the installed one.
+    assert out.splitlines()[0].startswith("widgets-1.4.2: 5 files (5 added")
+    assert "orphan==0.1: not indexed:" in err and "--release OWNER/REPO@0.1" in err
