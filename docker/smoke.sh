@@ -7,8 +7,13 @@ cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
 server=""
 cleanup() {
-    [[ -n "$server" ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+    local status=$?
+    if [[ -n "$server" ]]; then
+        kill "$server" 2>/dev/null || true
+        wait "$server" 2>/dev/null || true  # a server we stopped exits 143: not our status
+    fi
     rm -rf "$work"
+    exit "$status"
 }
 trap cleanup EXIT
 python3 -m pip wheel --quiet --no-deps --disable-pip-version-check --wheel-dir "$work/dist" .
