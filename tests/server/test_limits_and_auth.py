@@ -76,3 +76,24 @@ def test_limits_come_from_the_environment_and_bad_values_are_named() -> None:
     assert limits.of("/v1/responses") == 2 * 1024 * 1024
     with pytest.raises(ConfigurationError, match="CITEWISE_MAX_BODY_BYTES"):
         BodyLimits.from_env({"CITEWISE_MAX_BODY_BYTES": "lots"})
+
+
+@pytest.fixture
+def roomy_url(tmp_path: Path) -> Iterator[str]:
+    app = create_app(
+        Settings(home=tmp_path / "home"), ServerOptions(kb="docs"), model_factory=lambda: None
+    )
+    with running(app) as base:
+        yield base
+
+
+def test_a_conversation_is_bounded_in_messages_and_message_size(roomy_url: str) -> None:
+    chat = f"{roomy_url}/v1/chat/completions"
+    many = [{"role": "user", "content": "hi"}] * 201
+    reply = httpx.post(chat, json={"model": "citewise-rag", "messages": many}, timeout=30)
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "messages"
+    huge = [{"role": "user", "content": "x" * 100_001}]
+    reply = httpx.post(chat, json={"model": "citewise-rag", "messages": huge}, timeout=30)
+    error = reply.json()["error"]
+    assert reply.status_code == 400 and error["param"] == "messages[0].content"
+    assert "100,001 characters" in error["message"]

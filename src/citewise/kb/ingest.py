@@ -4,6 +4,8 @@ parse → chunk → embed only what changed → one atomic write."""
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -321,8 +323,24 @@ def ingest(
     return report
 
 
+def _parse_slots() -> threading.BoundedSemaphore:
+    """How many documents this process parses at once (``CITEWISE_PARSE_CONCURRENCY``,
+    default 2): many simultaneous uploads queue instead of each taking a core and memory."""
+    global _PARSING
+    with _PARSING_LOCK:
+        if _PARSING is None:
+            value = os.environ.get("CITEWISE_PARSE_CONCURRENCY", "")
+            slots = int(value) if value.isdigit() and int(value) > 0 else 2
+            _PARSING = threading.BoundedSemaphore(slots)
+        return _PARSING
+
+
+_PARSING: threading.BoundedSemaphore | None = None
+_PARSING_LOCK = threading.Lock()
+
+
 def _chunked(item: IngestItem, max_chars: int, known_chunks: set[str]) -> _Pending:
-    with telemetry.stage("parse"):
+    with _parse_slots(), telemetry.stage("parse"):
         sections = item.sections()
     with telemetry.stage("chunk"):
         chunks = chunk_sections(sections, max_chars=max_chars)

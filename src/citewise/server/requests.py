@@ -228,7 +228,25 @@ def _message(item: dict[str, Any], param: str) -> Message:
     return {"role": role, "content": _text(item.get("content"), f"{param}.content")}
 
 
+# A conversation's bounds: enough for any real chat, small enough that one request cannot
+# make the planner and the prompt builder chew through megabytes.
+MAX_MESSAGES = 200
+MAX_MESSAGE_CHARS = 100_000
+
+
 def _ends_with_user(messages: list[Message], param: str) -> list[Message]:
+    if len(messages) > MAX_MESSAGES:
+        raise APIError(
+            400, f"too many messages: {len(messages)}, at most {MAX_MESSAGES}", param=param
+        )
+    for index, message in enumerate(messages):
+        if len(message["content"]) > MAX_MESSAGE_CHARS:
+            raise APIError(
+                400,
+                f"message {index} is {len(message['content']):,} characters, at most "
+                f"{MAX_MESSAGE_CHARS:,}",
+                param=f"{param}[{index}].content",
+            )
     if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
         raise APIError(400, "the conversation must end with a user message", param=param)
     return messages
