@@ -3,7 +3,7 @@
 The CLI, the server, MCP, the evaluation harness and Python code all call these methods, so a
 question with the same options gets the same hits whichever door it came through. The class is
 the service layer's whole surface for one knowledge base, hence one module; the work itself is
-in ``kb.ingest``, ``retrieval.pipeline`` and ``answering``.
+in ``kb.ingesting``/``kb.ingest``, ``kb.reading``, ``retrieval.pipeline`` and ``answering``.
 """
 
 from __future__ import annotations
@@ -21,26 +21,15 @@ from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
-from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig, stored_embedder
-from citewise.kb.ingest import (
-    IndexReport,
-    IngestItem,
-    Progress,
-    folder_items,
-    ingest,
-    section_items,
-    source_from_bytes,
-    upload_items,
-)
+from citewise.kb import ingesting
+from citewise.kb.config import KBConfig, stored_embedder
+from citewise.kb.ingest import IndexReport, Progress
 from citewise.models import Answer, Document, Hit, Section
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.retrieval.pipeline import retrieve
 from citewise.sources import SourceFile
-from citewise.sources.nav import ScopeRule, folder_api_reference
-from citewise.sources.scopes import folder_scopes
-from citewise.sources.upload import read_files
+from citewise.sources.nav import ScopeRule
 from citewise.store import KBStore, Store
-from citewise.strategies import StrategyWindows
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -217,7 +206,7 @@ class KnowledgeBase:
         """Serializes this knowledge base's ingests and deletes (across processes too)."""
         return self.library.store.write_lock(self.name)
 
-    # -- ingest ----------------------------------------------------------------------------
+    # -- ingest (citewise.kb.ingesting) ---------------------------------------------------
 
     def index_folder(
         self,
@@ -232,132 +221,34 @@ class KnowledgeBase:
         rebuild: bool = False,
         replace: bool = False,
     ) -> IndexReport:
-        """Bring the knowledge base in line with a docs folder: new and changed files are
-        indexed (only changed chunks re-embedded), files gone from it leave the index.
-
-        A knowledge base indexed from another folder is refused (its documents would be
-        replaced) unless ``replace``. ``rebuild`` re-embeds everything with the settings'
-        embedder; the old index is dropped only once the new one is parsed and embedded,
-        so a failed rebuild leaves it as it was.
-
-        Scopes come from the site's nav (``site_config``, or the ``mkdocs.yml`` or
-        ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
-        top-level folder is its scope. ``meta`` is stored with the index in the same write.
-        API directives are expanded from the source the site config names (mkdocstrings'
-        ``paths``) or found beside the folder (``src/``); files not indexed are named in the
-        report's ``skipped``.
-        """
-        with self.write_lock():
-            if self.exists and not (rebuild or replace):
-                self._check_source(folder)
-            config = self.config if self.exists and META_STRATEGY in self.meta() else None
-            max_chars = config.strategy.parent_chars if config else self.settings.max_chars
-            skipped: dict[str, str] = {}
-            items = folder_items(
-                folder, site_url=site_url, version=version, max_chars=max_chars,
-                scopes=folder_scopes(folder, scope_rule, site_config=site_config),
-                api=folder_api_reference(folder, site_config), skipped=skipped,
-            )  # fmt: skip
-            shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
-            extra = {"source": str(folder.resolve()), **shape, **(meta or {})}
-            report = self._ingest(
-                items, config, remove_missing=True, meta=extra, progress=progress,
-                rebuild=rebuild,
-            )  # fmt: skip
-            report.skipped = skipped
-            return report
-
-    def _check_source(self, folder: Path) -> None:
-        recorded, here = self.meta().get("source"), str(folder.resolve())
-        if recorded and recorded != here:
-            raise KnowledgeBaseError(
-                f"knowledge base {self.name!r} was indexed from {recorded}, not {here}: "
-                "indexing this folder would replace its documents. Re-index its own folder, "
-                "choose another knowledge base, or replace them on purpose (citewise index "
-                "--replace, or replace=True)"
-            )
+        """Bring the knowledge base in line with a docs folder (see
+        :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
+        gone from it leave; another folder needs ``replace``; ``rebuild`` re-embeds all, the
+        old index staying until the new one is ready."""
+        return ingesting.index_folder(
+            self, folder, site_url=site_url, version=version, progress=progress,
+            scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
+            replace=replace,
+        )  # fmt: skip
 
     def add_files(self, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
         """Add files (any supported format) by their file names; see :meth:`add_documents`."""
-        from citewise.parsing.base import binary_suffixes, supported_suffixes
-
-        known, binary = supported_suffixes(), binary_suffixes()
-        return self.add_documents(read_files(paths, known=known, binary=binary), scope=scope)
+        return ingesting.add_files(self, paths, scope=scope)
 
     def add_documents(self, sources: Sequence[SourceFile], *, scope: str = "") -> IndexReport:
-        """Add (or replace) documents under the knowledge base's strategy, in one write.
-
-        Serialized with other ingests and deletes of this knowledge base; searches meanwhile
-        see the state before it until it commits. Chunks whose ``qa`` questions could not be
-        generated are listed in the report's ``failures``.
-        """
-        with self.write_lock():
-            config = self.config
-            items = upload_items(sources, scope=scope, max_chars=config.strategy.parent_chars)
-            return self._ingest(items, config, remove_missing=False, meta={})
+        """Add (or replace) documents under the knowledge base's strategy, in one write;
+        chunks whose ``qa`` questions failed are in the report's ``failures``."""
+        return ingesting.add_documents(self, sources, scope=scope)
 
     def add_upload(self, files: Sequence[tuple[str, bytes]], *, scope: str = "") -> IndexReport:
         """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids)."""
-        return self.add_documents([source_from_bytes(n, d) for n, d in files], scope=scope)
+        return ingesting.add_upload(self, files, scope=scope)
 
     def add_sections(
         self, documents: Mapping[str, Sequence[Section]], *, progress: Progress | None = None
     ) -> IndexReport:
         """Add documents already parsed into sections (a benchmark corpus, another parser)."""
-        with self.write_lock():
-            config = self.config if self.exists and META_STRATEGY in self.meta() else None
-            return self._ingest(
-                section_items(documents), config, remove_missing=False, meta={},
-                progress=progress,
-            )  # fmt: skip
-
-    def _ingest(
-        self,
-        items: Sequence[IngestItem],
-        config: KBConfig | None,
-        *,
-        remove_missing: bool,
-        meta: Mapping[str, str],
-        progress: Progress | None = None,
-        rebuild: bool = False,
-    ) -> IndexReport:
-        windows = self._windows(config) if config is not None else None
-        max_chars = config.strategy.parent_chars if config else self.settings.max_chars
-        store = self.library.store
-        embedder_name = self.settings.embedder if rebuild else self.embedder_name
-        embedder = self._embedder or self.library.embedder(embedder_name)
-        create: Callable[[], KBStore] = lambda: store.create(self.name)  # noqa: E731
-        if rebuild:
-            # Called only once every item is parsed and embedded: a failed rebuild keeps
-            # the old index. The knowledge base keeps its own settings (strategy, defaults).
-            kept = {**config.to_meta(), META_EMBEDDER: embedder_name} if config else {}
-
-            def create() -> KBStore:
-                if store.exists(self.name):
-                    store.drop(self.name)
-                return store.create(self.name, kept)
-
-        with telemetry.operation("ingest", kb=self.name) as op:
-            report = ingest(
-                store.open(self.name) if self.exists and not rebuild else None,
-                create,
-                embedder,
-                items,
-                max_chars=max_chars,
-                remove_missing=remove_missing,
-                meta={META_EMBEDDER: embedder_name, **meta},
-                windows_of=windows,
-                progress=progress,
-                name=self.name,
-            )
-            op.set(files=report.files, changed=len(report.added) + len(report.updated),
-                   removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
-        report.failures = list(windows.failures) if windows is not None else []
-        return report
-
-    def _windows(self, config: KBConfig) -> StrategyWindows:
-        model = self.model if config.strategy.name == "qa" else None
-        return StrategyWindows(config.strategy, self.embedder.window_chars, model)
+        return ingesting.add_sections(self, documents, progress=progress)
 
     def delete_document(self, doc_id: str) -> int:
         """Delete a document's chunks and vectors; how many chunks went (0 if it was absent)."""

@@ -1,0 +1,192 @@
+"""The ingest use-cases of a knowledge base: a docs folder, uploaded files, parsed sections.
+
+Each runs under the knowledge base's write lock and ends in the one pipeline of
+:mod:`citewise.kb.ingest`; :class:`~citewise.kb.knowledge_base.KnowledgeBase` exposes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from citewise import telemetry
+from citewise.errors import KnowledgeBaseError
+from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig
+from citewise.kb.ingest import (
+    IndexReport,
+    IngestItem,
+    Progress,
+    folder_items,
+    ingest,
+    section_items,
+    source_from_bytes,
+    upload_items,
+)
+from citewise.models import Section
+from citewise.sources import SourceFile
+from citewise.sources.nav import ScopeRule, folder_api_reference
+from citewise.sources.scopes import folder_scopes
+from citewise.sources.upload import read_files
+from citewise.store import KBStore
+from citewise.strategies import StrategyWindows
+
+if TYPE_CHECKING:
+    from citewise.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["add_documents", "add_files", "add_sections", "add_upload", "index_folder"]
+
+
+def index_folder(
+    kb: KnowledgeBase,
+    folder: Path,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    progress: Progress | None = None,
+    scope_rule: ScopeRule | None = None,
+    site_config: Path | None = None,
+    meta: Mapping[str, str] | None = None,
+    rebuild: bool = False,
+    replace: bool = False,
+) -> IndexReport:
+    """Bring the knowledge base in line with a docs folder: new and changed files are
+    indexed (only changed chunks re-embedded), files gone from it leave the index.
+
+    A knowledge base indexed from another folder is refused (its documents would be
+    replaced) unless ``replace``. ``rebuild`` re-embeds everything with the settings'
+    embedder; the old index is dropped only once the new one is parsed and embedded,
+    so a failed rebuild leaves it as it was.
+
+    Scopes come from the site's nav (``site_config``, or the ``mkdocs.yml`` or
+    ``zensical.toml`` above ``folder``) by ``scope_rule``; without a nav, each file's
+    top-level folder is its scope. ``meta`` is stored with the index in the same write.
+    API directives are expanded from the source the site config names (mkdocstrings'
+    ``paths``) or found beside the folder (``src/``); files not indexed are named in the
+    report's ``skipped``.
+    """
+    with kb.write_lock():
+        if kb.exists and not (rebuild or replace):
+            _check_source(kb, folder)
+        config = kb.config if kb.exists and META_STRATEGY in kb.meta() else None
+        max_chars = config.strategy.parent_chars if config else kb.settings.max_chars
+        skipped: dict[str, str] = {}
+        items = folder_items(
+            folder, site_url=site_url, version=version, max_chars=max_chars,
+            scopes=folder_scopes(folder, scope_rule, site_config=site_config),
+            api=folder_api_reference(folder, site_config), skipped=skipped,
+        )  # fmt: skip
+        shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
+        extra = {"source": str(folder.resolve()), **shape, **(meta or {})}
+        report = _ingest(kb, 
+            items, config, remove_missing=True, meta=extra, progress=progress,
+            rebuild=rebuild,
+        )  # fmt: skip
+        report.skipped = skipped
+        return report
+
+
+def _check_source(kb: KnowledgeBase, folder: Path) -> None:
+    recorded, here = kb.meta().get("source"), str(folder.resolve())
+    if recorded and recorded != here:
+        raise KnowledgeBaseError(
+            f"knowledge base {kb.name!r} was indexed from {recorded}, not {here}: "
+            "indexing this folder would replace its documents. Re-index its own folder, "
+            "choose another knowledge base, or replace them on purpose (citewise index "
+            "--replace, or replace=True)"
+        )
+
+
+def add_files(kb: KnowledgeBase, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
+    """Add files (any supported format) by their file names; see :meth:`add_documents`."""
+    from citewise.parsing.base import binary_suffixes, supported_suffixes
+
+    known, binary = supported_suffixes(), binary_suffixes()
+    return add_documents(kb, read_files(paths, known=known, binary=binary), scope=scope)
+
+
+def add_documents(
+    kb: KnowledgeBase, sources: Sequence[SourceFile], *, scope: str = ""
+) -> IndexReport:
+    """Add (or replace) documents under the knowledge base's strategy, in one write.
+
+    Serialized with other ingests and deletes of this knowledge base; searches meanwhile
+    see the state before it until it commits. Chunks whose ``qa`` questions could not be
+    generated are listed in the report's ``failures``.
+    """
+    with kb.write_lock():
+        config = kb.config
+        items = upload_items(sources, scope=scope, max_chars=config.strategy.parent_chars)
+        return _ingest(kb, items, config, remove_missing=False, meta={})
+
+
+def add_upload(
+    kb: KnowledgeBase, files: Sequence[tuple[str, bytes]], *, scope: str = ""
+) -> IndexReport:
+    """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids)."""
+    return add_documents(kb, [source_from_bytes(n, d) for n, d in files], scope=scope)
+
+
+def add_sections(
+    kb: KnowledgeBase,
+    documents: Mapping[str, Sequence[Section]],
+    *,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Add documents already parsed into sections (a benchmark corpus, another parser)."""
+    with kb.write_lock():
+        config = kb.config if kb.exists and META_STRATEGY in kb.meta() else None
+        return _ingest(kb, 
+            section_items(documents), config, remove_missing=False, meta={},
+            progress=progress,
+        )  # fmt: skip
+
+
+def _ingest(
+    kb: KnowledgeBase,
+    items: Sequence[IngestItem],
+    config: KBConfig | None,
+    *,
+    remove_missing: bool,
+    meta: Mapping[str, str],
+    progress: Progress | None = None,
+    rebuild: bool = False,
+) -> IndexReport:
+    windows = _windows(kb, config) if config is not None else None
+    max_chars = config.strategy.parent_chars if config else kb.settings.max_chars
+    store = kb.library.store
+    embedder_name = kb.settings.embedder if rebuild else kb.embedder_name
+    embedder = kb._embedder or kb.library.embedder(embedder_name)
+    create: Callable[[], KBStore] = lambda: store.create(kb.name)  # noqa: E731
+    if rebuild:
+        # Called only once every item is parsed and embedded: a failed rebuild keeps
+        # the old index. The knowledge base keeps its own settings (strategy, defaults).
+        kept = {**config.to_meta(), META_EMBEDDER: embedder_name} if config else {}
+
+        def create() -> KBStore:
+            if store.exists(kb.name):
+                store.drop(kb.name)
+            return store.create(kb.name, kept)
+
+    with telemetry.operation("ingest", kb=kb.name) as op:
+        report = ingest(
+            store.open(kb.name) if kb.exists and not rebuild else None,
+            create,
+            embedder,
+            items,
+            max_chars=max_chars,
+            remove_missing=remove_missing,
+            meta={META_EMBEDDER: embedder_name, **meta},
+            windows_of=windows,
+            progress=progress,
+            name=kb.name,
+        )
+        op.set(files=report.files, changed=len(report.added) + len(report.updated),
+               removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
+    report.failures = list(windows.failures) if windows is not None else []
+    return report
+
+
+def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:
+    model = kb.model if config.strategy.name == "qa" else None
+    return StrategyWindows(config.strategy, kb.embedder.window_chars, model)
