@@ -7,7 +7,7 @@ each chunk's heading-path prefix dropped and each section's heading written once
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import KBStore
@@ -54,17 +54,28 @@ def _body(chunk: Chunk) -> str:
     return "" if not separator and path and path in head else chunk.text
 
 
-def text_of(chunks: Sequence[Chunk]) -> str:
-    """Markdown of ``chunks`` in order: each section's heading once, then its text."""
-    parts: list[str] = []
+def _pieces(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, str | None, str]]:
+    """Per chunk in order: the chunk, its section's heading when the section starts here
+    (else None), and its text without the heading-path prefix."""
     section: tuple[int, str] | None = None
     for chunk in chunks:
+        heading = None
         if (chunk.section_index, chunk.url) != section:
             section = (chunk.section_index, chunk.url)
             heading = chunk.heading_path[-1] if chunk.heading_path else chunk.title
-            if heading:
-                parts.append(f"{'#' * min(max(len(chunk.heading_path), 1), 6)} {heading}")
-        body = _body(chunk).strip("\n")
+        yield chunk, heading, _body(chunk).strip("\n")
+
+
+def _level(chunk: Chunk) -> int:
+    return min(max(len(chunk.heading_path), 1), 6)
+
+
+def text_of(chunks: Sequence[Chunk]) -> str:
+    """Markdown of ``chunks`` in order: each section's heading once, then its text."""
+    parts: list[str] = []
+    for chunk, heading, body in _pieces(chunks):
+        if heading:
+            parts.append(f"{'#' * _level(chunk)} {heading}")
         if body:
             parts.append(body)
     return "\n\n".join(parts) + "\n" if parts else ""
@@ -78,15 +89,13 @@ def html_of(chunks: Sequence[Chunk], title: str) -> str:
 
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     parts: list[str] = []
-    section: tuple[int, str] | None = None
-    for chunk in chunks:
-        if (chunk.section_index, chunk.url) != section:
-            section = (chunk.section_index, chunk.url)
-            heading = chunk.heading_path[-1] if chunk.heading_path else chunk.title
-            level = min(max(len(chunk.heading_path), 1), 6)
-            anchor = f' id="{html.escape(chunk.anchor)}"' if chunk.anchor else ""
+    for chunk, heading, body in _pieces(chunks):
+        if heading is not None:
+            level, anchor = (
+                _level(chunk),
+                f' id="{html.escape(chunk.anchor)}"' if chunk.anchor else "",
+            )
             parts.append(f"<h{level}{anchor}>{html.escape(heading)}</h{level}>")
-        body = _body(chunk).strip("\n")
         if body:
             parts.append(markdown.render(body))
     return _PAGE.format(title=html.escape(title), body="\n".join(parts))
