@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from openai import OpenAI
+from pydantic import Field
 
 from citewise.config import Settings
 from citewise.errors import ModelError
@@ -48,6 +54,55 @@ def rich_answer(title: str, url: str) -> str:
         "| Setting | Value |\n|---|---|\n| **API key** | `secret` 🔑 |\n\n"
         f"Then restart the server 🚀🚀 ([{title}]({url}))."
     )
+
+
+ENDLESS_WORDS = 10_000
+
+
+class EndlessModel(ScriptedChatModel):
+    """Streams word after word (far more than any test reads) and records when it stops.
+
+    With ``endless_when`` set, only a question containing it streams endlessly; any other
+    gets the script's reply.
+    """
+
+    produced: list[int] = Field(default_factory=list)
+    stopped: threading.Event = Field(default_factory=threading.Event)
+    endless_when: str = ""
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        if self.endless_when and self.endless_when not in messages[-1].text:
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                yield chunk
+            return
+        try:
+            for number in range(ENDLESS_WORDS):
+                self.produced.append(number)
+                yield ChatGenerationChunk(message=AIMessageChunk(content=f"word{number} "))
+                await asyncio.sleep(0.01)  # a model's pace; the test waits on events, not time
+        finally:
+            self.stopped.set()
+
+
+def cli_indexed_home(
+    tmp_path: Path, docs: dict[str, str], *index_args: str, kb: str = "notes"
+) -> Path:
+    """A home (set as CITEWISE_HOME by the caller) whose knowledge base ``kb`` was made by
+    ``citewise index`` from ``docs`` (file name → text)."""
+    from citewise.cli import main
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in docs.items():
+        (folder / name).write_text(text)
+    assert main(["index", str(folder), "--kb", kb, *index_args]) == 0
+    return tmp_path / "home"
 
 
 def client(url: str, key: str = "unused") -> OpenAI:

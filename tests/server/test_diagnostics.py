@@ -17,7 +17,7 @@ from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 from citewise.testing import ScriptedChatModel, script
 
-from .conftest import FAIL, cite_first, client
+from .conftest import FAIL, cite_first, cli_indexed_home, client
 
 QUESTION = "How do I rotate the signing key?"
 DOCS = {
@@ -31,16 +31,10 @@ USER = {"Authorization": "Bearer user-key"}
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home indexed by ``citewise index`` (recorded in its history), alerting from 2 events."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    home = tmp_path / "home"
-    monkeypatch.setenv("CITEWISE_HOME", str(home))
+    monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CITEWISE_ALERT_MIN_EVENTS", "2")
     monkeypatch.setenv("CITEWISE_ALERT_ERROR_RATE", "0.3")
-    assert main(["index", str(docs), "--kb", "notes"]) == 0
-    return home
+    return cli_indexed_home(tmp_path, DOCS)
 
 
 @pytest.fixture

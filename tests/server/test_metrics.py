@@ -14,13 +14,12 @@ import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from citewise.cli import main
 from citewise.config import Settings
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 from citewise.testing import OpenAIStub, ScriptedChatModel, StubReply, script
 
-from .conftest import FAIL, cite_first, client
+from .conftest import FAIL, cite_first, cli_indexed_home, client
 
 QUESTION = "How do I rotate the signing key?"
 DOCS = {
@@ -68,14 +67,8 @@ def scrape(url: str) -> Scrape:
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home whose knowledge base ``notes`` was made by ``citewise index`` (the CLI)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    home = tmp_path / "home"
-    monkeypatch.setenv("CITEWISE_HOME", str(home))
-    assert main(["index", str(docs), "--kb", "notes", "--site-url", "https://acme.dev/"]) == 0
-    return home
+    monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
+    return cli_indexed_home(tmp_path, DOCS, "--site-url", "https://acme.dev/")
 
 
 @pytest.fixture

@@ -3,36 +3,29 @@ rendered Markdown, citations placed right around emoji, errors, stop, reloads, f
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import subprocess
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGenerationChunk
-from pydantic import Field
 
 from citewise.config import Settings
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
-from citewise.testing import ScriptedChatModel, script
+from citewise.testing import script
 from tests.kb_support import MakeKB, sections, upload
 
-from .conftest import FAIL, RICH, TRICKY, cite_first
+from .conftest import ENDLESS_WORDS, FAIL, RICH, TRICKY, EndlessModel, cite_first
 
 WEB_TESTS = Path(__file__).resolve().parents[1] / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 QUESTION = "How do I add API key authentication?"
 SLOW = "SLOW"
-WORDS = 10_000
 
 
 def browser_or_skip() -> str:
@@ -63,33 +56,6 @@ def drive(*args: str) -> dict[str, Any]:
     return seen
 
 
-class SlowModel(ScriptedChatModel):
-    """The scripted model, except that it streams an endless answer to a ``SLOW`` question
-    and records when the server stops asking for it."""
-
-    produced: list[int] = Field(default_factory=list)
-    stopped: threading.Event = Field(default_factory=threading.Event)
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        if SLOW not in messages[-1].text:
-            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
-                yield chunk
-            return
-        try:
-            for number in range(WORDS):
-                self.produced.append(number)
-                yield ChatGenerationChunk(message=AIMessageChunk(content=f"word{number} "))
-                await asyncio.sleep(0.01)
-        finally:
-            self.stopped.set()
-
-
 def test_the_page_and_its_libraries_serve_without_a_build_step(scripted_url: str) -> None:
     page = httpx.get(scripted_url)
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
@@ -103,12 +69,12 @@ def test_the_page_and_its_libraries_serve_without_a_build_step(scripted_url: str
 
 
 @pytest.fixture
-def slow_model() -> SlowModel:
-    return SlowModel(reply=script(answer=cite_first))
+def slow_model() -> EndlessModel:
+    return EndlessModel(reply=script(answer=cite_first), endless_when=SLOW)
 
 
 @pytest.fixture
-def page_url(lgos_home: Path, slow_model: SlowModel) -> Iterator[str]:
+def page_url(lgos_home: Path, slow_model: EndlessModel) -> Iterator[str]:
     app = create_app(
         Settings(home=lgos_home), ServerOptions(kb="lgos"), model_factory=lambda: slow_model
     )
@@ -117,7 +83,7 @@ def page_url(lgos_home: Path, slow_model: SlowModel) -> Iterator[str]:
 
 
 def test_a_conversation_in_the_page(
-    page_url: str, slow_model: SlowModel, lgos_scopes: tuple[str, ...], tmp_path: Path
+    page_url: str, slow_model: EndlessModel, lgos_scopes: tuple[str, ...], tmp_path: Path
 ) -> None:
     # Kept as artifacts: CITEWISE_ARTIFACTS names a folder to keep the screenshots in.
     shots = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
@@ -157,7 +123,7 @@ def test_a_conversation_in_the_page(
 
     # Stop cancels the answer on the server: the model is asked for nothing more.
     assert slow_model.stopped.wait(timeout=30), "the model kept streaming after Stop"
-    assert len(slow_model.produced) < WORDS
+    assert len(slow_model.produced) < ENDLESS_WORDS
     assert seen["stoppedQuestion"] == f"{SLOW} {QUESTION}" and seen["turns"] == 3
 
     # A reload keeps the conversation; "New chat" clears it.
