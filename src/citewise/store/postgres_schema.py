@@ -8,7 +8,6 @@ applied; :func:`migrate` applies the missing ones under an advisory lock, in one
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from psycopg import sql
 
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk, SearchFilter
+from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
 
 
 @dataclass(frozen=True)
@@ -184,25 +184,12 @@ def migrate(conn: psycopg.Connection[Any], schema: str, *, only_safe: bool = Fal
         return [m.version for m in pending]
 
 
-CHUNK_FIELDS = (
-    "chunk_id", "doc_id", "position", "section_index", "text", "title", "heading_path", "anchor",
-    "url", "page", "scope", "page_number",
-)  # fmt: skip
 C_COLUMNS = ", ".join(f"c.{name}" for name in CHUNK_FIELDS)
 
 
 def row_to_chunk(row: Sequence[Any]) -> Chunk:
     """A chunk from the CHUNK_FIELDS columns at the start of ``row``."""
-    fields = dict(zip(CHUNK_FIELDS, row, strict=False))
-    fields["heading_path"] = tuple(json.loads(fields["heading_path"]))
-    return Chunk(**fields)
-
-
-def chunk_row(c: Chunk) -> tuple[Any, ...]:
-    return (
-        c.chunk_id, c.doc_id, c.position, c.section_index, c.text, c.title,
-        json.dumps(list(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
-    )  # fmt: skip
+    return chunk_from_values(row[: len(CHUNK_FIELDS)])
 
 
 def filter_sql(f: SearchFilter | None) -> tuple[str, dict[str, Any]]:

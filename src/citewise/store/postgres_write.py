@@ -17,8 +17,8 @@ from psycopg.types.json import Jsonb
 
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_updates
+from citewise.store.columns import CHUNK_FIELDS, chunk_values
 from citewise.store.dense import as_windows
-from citewise.store.postgres_schema import CHUNK_FIELDS, chunk_row
 from citewise.store.postgres_terms import document_terms
 
 _COLUMNS = ", ".join(CHUNK_FIELDS)
@@ -86,7 +86,7 @@ def apply_updates(
                 counts = terms.get(c.chunk_id)
                 lengths = counts.lengths if counts else [0, 0]
                 n_windows = len(vectors[c.chunk_id]) if c.chunk_id in vectors else 0
-                copy.write_row((*chunk_row(c), lengths, n_windows))
+                copy.write_row((*chunk_values(c), lengths, n_windows))
         rids = dict(conn.execute(_MERGE.encode(), (kb_id,)).fetchall())
         conn.execute("TRUNCATE incoming")
         for cid, counts in terms.items():

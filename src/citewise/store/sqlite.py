@@ -19,6 +19,7 @@ from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import cjk
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
+from citewise.store.columns import chunk_values
 from citewise.store.dense import DenseIndex, as_windows
 from citewise.store.locking import kb_write_lock
 from citewise.store.sqlite_schema import (
@@ -28,7 +29,6 @@ from citewise.store.sqlite_schema import (
     GENERATION_KEY,
     SCHEMA_VERSION,
     UPSERT_CHUNK,
-    chunk_params,
     create_database,
     filter_sql,
     fts_query,
@@ -251,7 +251,7 @@ class SQLiteStore:
             (d.doc_id, json.dumps(keep)),
         )
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
-        conn.executemany(UPSERT_CHUNK, [chunk_params(c) for c in update.chunks])
+        conn.executemany(UPSERT_CHUNK, [chunk_values(c) for c in update.chunks])
         self._insert_vectors(conn, {c: v for c, v in update.vectors.items() if c in new}, dim)
 
     def _insert_vectors(

@@ -8,11 +8,11 @@ import secrets
 import sqlite3
 import uuid
 from pathlib import Path
-from typing import Any
 
 from citewise.errors import StorageError
 from citewise.models import Chunk, SearchFilter
 from citewise.store import cjk
+from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
 from citewise.store.text import query_terms
 
 # 2 added the CJK bigram index (chunks_cjk); a version-1 file gains it when first opened.
@@ -95,10 +95,7 @@ def create_database(path: Path) -> None:
         tmp.unlink()
 
 
-CHUNK_COLUMNS = (
-    "chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page, "
-    "scope, page_number"
-)
+CHUNK_COLUMNS = ", ".join(CHUNK_FIELDS)
 C_CHUNK_COLUMNS = ", ".join("c." + col for col in CHUNK_COLUMNS.split(", "))
 UPSERT_CHUNK = f"""
 INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -121,16 +118,7 @@ def fts_query(text: str) -> str:
 
 
 def row_to_chunk(row: sqlite3.Row) -> Chunk:
-    fields = {name: row[name] for name in CHUNK_COLUMNS.split(", ")}
-    fields["heading_path"] = tuple(json.loads(fields["heading_path"]))
-    return Chunk(**fields)
-
-
-def chunk_params(c: Chunk) -> tuple[Any, ...]:
-    return (
-        c.chunk_id, c.doc_id, c.position, c.section_index, c.text, c.title,
-        json.dumps(list(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
-    )  # fmt: skip
+    return chunk_from_values([row[name] for name in CHUNK_FIELDS])
 
 
 def filter_sql(f: SearchFilter | None) -> tuple[list[str], list[object]]:
