@@ -32,6 +32,7 @@ from citewise.store.sqlite_schema import (
     create_database,
     filter_sql,
     fts_query,
+    is_storage_failure,
     row_to_chunk,
 )
 from citewise.store.text import STOPWORDS
@@ -192,7 +193,7 @@ class SQLiteStore:
         except BaseException as error:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            if isinstance(error, sqlite3.OperationalError) and _is_storage_failure(error):
+            if isinstance(error, sqlite3.Error) and is_storage_failure(error):
                 raise StorageError(
                     f"knowledge base {kb!r} could not be written ({error}: is the disk "
                     "full?); nothing was written, what was stored before is intact"
@@ -297,12 +298,6 @@ class SQLiteStore:
         with self._lock:
             self._dense[kb] = index
         return index
-
-
-def _is_storage_failure(error: sqlite3.OperationalError) -> bool:
-    """A full disk (SQLITE_FULL) or a failed write (SQLITE_IOERR, e.g. a file-size limit)."""
-    text = str(error).lower()
-    return "full" in text or "i/o error" in text
 
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:

@@ -62,6 +62,16 @@ END;
 )
 
 
+def is_storage_failure(error: sqlite3.Error) -> bool:
+    """A full disk (SQLITE_FULL) or a failed write (SQLITE_IOERR, e.g. a file-size limit),
+    by SQLite's own result code when the error carries one."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+    text = str(error).lower()
+    return "disk is full" in text or "disk i/o error" in text
+
+
 def create_database(path: Path) -> None:
     """Create an empty knowledge base file at ``path`` unless one is there already."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,10 +93,12 @@ def create_database(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.Error as error:
-        # A failed create (a full disk) leaves nothing behind, not even the temporary file.
+        # A failed create leaves nothing behind, not even the temporary file.
         for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             leftover.unlink(missing_ok=True)
-        raise StorageError(f"cannot create {path.name} ({error}: is the disk full?)") from error
+        if is_storage_failure(error):
+            raise StorageError(f"cannot create {path.name} ({error}: is the disk full?)") from error
+        raise
     try:
         os.link(tmp, path)
     except FileExistsError:
