@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+
+# Character spans of a text's tokens, in order, without the model's special tokens.
+TokenSpans = Callable[[str], Sequence[tuple[int, int]]]
 
 # Strongest first: a window should end at a paragraph break rather than mid-sentence.
 _CUT_BREAKS = (
@@ -78,3 +83,50 @@ def _resume(body: str, low: int, stop: int) -> int:
         if match is not None:
             return match.end()
     return low
+
+
+def token_windows(
+    text: str, spans_of: TokenSpans, max_tokens: int, overlap_tokens: int
+) -> list[str]:
+    """Split ``text`` into windows of at most ``max_tokens`` of the model's tokens.
+
+    The rules of :func:`embedding_windows` (the heading line repeated, cuts at the strongest
+    boundary in a window's second half, the next window starting about ``overlap_tokens``
+    earlier), counted in tokens: a model that reads 256 tokens sees all of every window and
+    no window is shorter than it needs to be. ``max_tokens`` excludes the model's special
+    tokens ([CLS], [SEP]).
+    """
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be positive")
+    spans = spans_of(text)
+    if len(spans) <= max_tokens:
+        return [text]
+    first, sep, rest = text.partition("\n\n")
+    heading_tokens = len(spans_of(first)) if sep else 0
+    if sep and first.strip() and "\n" not in first.strip() and heading_tokens <= max_tokens // 3:
+        prefix, body = f"{first.strip()}\n\n", rest
+        spans = spans_of(body)
+    else:
+        prefix, body, heading_tokens = "", text, 0
+    budget = max_tokens - heading_tokens
+    overlap = max(0, min(overlap_tokens, budget // 2))
+    starts = [a for a, _ in spans]
+    ends = [b for _, b in spans]
+
+    windows: list[str] = []
+    start, end = 0, len(body)
+    while start < end:
+        first_token = bisect_left(ends, start + 1)  # the first token ending after ``start``
+        last_token = first_token + budget - 1
+        if last_token >= len(spans):
+            stop = end
+        else:
+            stop = _cut(body, start, ends[last_token])
+        piece = body[start:stop].strip()
+        if piece:
+            windows.append(prefix + piece)
+        if stop >= end:
+            break
+        back = max(first_token + 1, bisect_right(starts, stop) - overlap)
+        start = _resume(body, max(start + 1, min(starts[min(back, len(starts) - 1)], stop)), stop)
+    return windows or [text]

@@ -26,7 +26,7 @@ from citewise.kb.config import KBConfig, stored_embedder
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.models import Answer, Document, Hit, Section
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import retrieve
+from citewise.retrieval.pipeline import retrieve, retrieve_sync
 from citewise.sources import SourceFile
 from citewise.sources.nav import ScopeRule
 from citewise.store import KBStore, Store
@@ -296,7 +296,13 @@ class KnowledgeBase:
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """:meth:`asearch` for synchronous code."""
         resolved = self.resolve(options, **overrides)
-        return run_sync(self._search(query, resolved))
+        if resolved.needs_model or resolved.rerank != "off":
+            return run_sync(self._search(query, resolved))
+        embedder = None if resolved.search_type == "full_text" else self.embedder
+        with telemetry.operation("search", query, kb=self.name) as op:
+            hits = retrieve_sync(self.store, embedder, query, resolved)
+            op.set(hits=len(hits), top_k=resolved.top_k)
+        return hits
 
     def retrieve(self, query: str, options: Options = None) -> list[Hit]:
         """Deprecated name of :meth:`search`."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal
 
 from citewise import telemetry
 from citewise.embedding.base import Embedder
+from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.models import Chunk, Hit, SearchFilter
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
 from citewise.store.base import KBStore
@@ -20,6 +23,9 @@ RRF_K = 60
 DEFAULT_CANDIDATES = 20
 KEYWORD_CUTOFF = 0.2
 _RANKERS = ("dense", "keyword")
+# The keyword query runs here while this thread embeds the query and ranks by vectors: both
+# SQLite and onnxruntime/numpy release the GIL, so a hybrid query costs the slower of the two.
+_KEYWORD_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="citewise-keyword")
 
 
 def _fuse(
@@ -51,6 +57,11 @@ def _fuse(
     ]
 
 
+def _keyword(store: KBStore, query: str, n: int, filter: SearchFilter | None) -> list[Hit]:
+    with telemetry.stage("keyword"):
+        return [Hit(c, s, ("keyword",)) for c, s in store.keyword(query, n, filter)]
+
+
 def search(
     store: KBStore,
     embedder: Embedder | None,
@@ -78,18 +89,23 @@ def search(
     if k <= 0 or not query.strip():
         return []
     n = max(candidates, k)
+    pending: Future[list[Hit]] | None = None
+    if mode == "hybrid":
+        # A copied context, so the keyword stage is timed within this query's operation.
+        pending = _KEYWORD_POOL.submit(
+            contextvars.copy_context().run, _keyword, store, query, n, filter
+        )
     dense: list[Hit] = []
     if mode != "keyword":
         if embedder is None:
             raise ValueError(f"{mode} search needs an embedder")
         with telemetry.stage("embed_query"):
-            vector = embedder.embed_query(query)
+            vector = QUERY_EMBEDDINGS.embed(embedder, query)
         with telemetry.stage("dense"):
             dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
         if mode == "vector":
             return dense[:k]
-    with telemetry.stage("keyword"):
-        keyword = [Hit(c, s, ("keyword",)) for c, s in store.keyword(query, n, filter)]
+    keyword = pending.result() if pending is not None else _keyword(store, query, n, filter)
     if mode == "keyword":
         return keyword[:k]
     if keyword and keyword[0].score > 0:

@@ -41,6 +41,9 @@ async def retrieve(
     """
     if not query.strip():
         return []
+    if not options.needs_model and options.rerank == "off":
+        # Nothing to await: one hop off the loop for the whole search, not one per stage.
+        return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
     # Made before any search, so a missing model (or model directory) fails fast.
     reranker = make_reranker(options.rerank, model)
     with telemetry.stage("rewrite") if options.query_rewrite != "off" else nullcontext():
@@ -58,3 +61,28 @@ async def retrieve(
         return hits
     with telemetry.stage("expand"):
         return await asyncio.to_thread(expand_hits, store, hits, options.context_window)
+
+
+def retrieve_sync(
+    store: KBStore, embedder: Embedder | None, query: str, options: SearchOptions
+) -> list[Hit]:
+    """:func:`retrieve` for options that need no model and no reranker, on this thread.
+
+    Synchronous callers (the CLI, ``KnowledgeBase.search``) take this path: no event loop,
+    no thread hops, so a query costs its stages and nothing more.
+
+    Raises:
+        ValueError: the options need a chat model or a reranker (use :func:`retrieve`).
+    """
+    if options.needs_model or options.rerank != "off":
+        raise ValueError("these options need a model or a reranker: use retrieve()")
+    if not query.strip():
+        return []
+    hits = search_many(
+        store, embedder, [query], k=options.top_k, mode=options.ranker,
+        filter=options.search_filter(),
+    )  # fmt: skip
+    if options.context_window <= 0:
+        return hits
+    with telemetry.stage("expand"):
+        return expand_hits(store, hits, options.context_window)
