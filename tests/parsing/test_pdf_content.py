@@ -86,17 +86,28 @@ def test_scanned_pages_are_recognised_with_their_page_numbers(
     assert search(capsys, "cover")["page_number"] == 1
 
 
+@pytest.mark.parametrize("missing", ["extra", "program"])
 def test_a_scan_without_ocr_is_refused_naming_the_extra_and_tesseract(
-    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    missing: str,
+    home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "pytesseract", None)  # as if the extra were not installed
-    pdf = home / "scan.pdf"
-    pdf.write_bytes(scanned_pdf(None, [["Vacation policy"]]))
+    if missing == "extra":
+        monkeypatch.setitem(sys.modules, "pytesseract", None)  # as if it were not installed
+    else:
+        pytesseract = pytest.importorskip("pytesseract")
+        monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", str(home / "no-tesseract"))
+    (home / "scan.pdf").write_bytes(scanned_pdf(None, [["Vacation policy"]]))
     run(capsys, "kb", "create", "team")
-    message = fail(capsys, "doc", "add", str(pdf), "--kb", "team")
+    message = fail(capsys, "doc", "add", str(home / "scan.pdf"), "--kb", "team")
     assert "scan.pdf: the PDF has no text layer" in message
     assert "citewise[ocr]" in message and "tesseract-ocr" in message
     assert run_json(capsys, "doc", "list", "--kb", "team", "--json") == []
+    # With text on some pages, those are indexed; the scanned one waits for OCR.
+    (home / "mixed.pdf").write_bytes(scanned_pdf("Typed cover page.", [["Vacation policy"]]))
+    report = run_json(capsys, "doc", "add", str(home / "mixed.pdf"), "--kb", "team", "--json")
+    assert report["added"] == ["mixed.pdf"] and report["chunks"] == 1
 
 
 def test_a_tagged_figures_alt_text_is_part_of_its_page(

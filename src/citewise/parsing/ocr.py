@@ -17,6 +17,9 @@ __all__ = ["OCR_DPI", "ocr_available", "ocr_languages", "ocr_pages"]
 
 # Tesseract reads printed text best at about 300 dpi; less loses small print.
 OCR_DPI = 300
+# A page is never rendered larger than this (a poster-sized or hostile page would otherwise
+# take gigabytes): 50 megapixels is an A3 page at 300 dpi with room to spare.
+_MAX_PIXELS = 50_000_000
 _INSTALL = (
     "pip install 'citewise[ocr]' and install Tesseract (Debian/Ubuntu: apt-get install "
     "tesseract-ocr)"
@@ -53,11 +56,16 @@ def ocr_pages(data: bytes, indexes: Sequence[int], *, name: str) -> dict[int, st
 
     languages = ocr_languages()
     found: dict[int, str] = {}
-    document = pypdfium2.PdfDocument(data)
+    try:
+        document = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError as error:
+        raise SourceError(f"{name}: the PDF cannot be rendered for OCR ({error})") from None
     try:
         for index in indexes:
             page = document[index]
-            image = page.render(scale=OCR_DPI / 72).to_pil()
+            width, height = page.get_size()  # in points, 72 to the inch
+            scale = min(OCR_DPI / 72, (_MAX_PIXELS / max(width * height, 1.0)) ** 0.5)
+            image = page.render(scale=scale).to_pil()
             try:
                 found[index] = pytesseract.image_to_string(image, lang=languages)
             except pytesseract.TesseractError as error:
