@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,47 @@ def test_search_scopes_are_checked_against_the_knowledge_base(api: httpx.Client)
     unknown = api.post(url, json={"query": "bearer token", "scope": "nowhere"})
     assert unknown.status_code == 400 and error(unknown)["param"] == "scope"
     assert "unknown scope 'nowhere'" in error(unknown)["message"]
+
+
+def test_upload_parsed_content(api: httpx.Client) -> None:
+    """An external parser's JSON beside the files: preferred over the file of the same id."""
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    url = "/v1/knowledge-bases/docs/documents"
+    parsed = {
+        "documents": [
+            {
+                "id": "guide/keys.md",
+                "title": "Keys",
+                "sections": [{"heading": "Tokens", "level": 2, "content": "Rotate tokens yearly."}],
+            }
+        ]
+    }
+    upload = api.post(
+        url,
+        files=[
+            ("files", ("guide/keys.md", GUIDE.encode(), "text/markdown")),
+            ("parsed", ("parsed.json", json.dumps(parsed).encode(), "application/json")),
+        ],
+        data={"scope": "ops"},
+    )
+    assert upload.status_code == 200, upload.text
+    assert upload.json()["added"] == ["guide/keys.md"] and upload.json()["chunks"] == 1
+    search = "/v1/knowledge-bases/docs/search"
+    [hit] = api.post(search, json={"query": "rotate tokens", "search_type": "full_text"}).json()[
+        "data"
+    ]
+    assert hit["heading_path"] == ["Keys", "Tokens"]
+    assert hit["url"].endswith("guide/keys.md#tokens")
+    assert (
+        api.post(search, json={"query": "bearer", "search_type": "full_text"}).json()["data"] == []
+    )
+    # Parsed content alone, then malformed content: a 400 naming the problem, nothing lost.
+    alone = {"id": "faq.txt", "text": "Answers to frequent questions."}
+    only = api.post(url, files=[("parsed", ("p.json", json.dumps(alone).encode()))])
+    assert only.status_code == 200 and only.json()["added"] == ["faq.txt"]
+    bad = api.post(url, files=[("parsed", ("p.json", b"{not json"))])
+    assert bad.status_code == 400 and "not valid JSON" in error(bad)["message"]
+    empty = api.post(url, data={"scope": "ops"})
+    assert empty.status_code == 400 and "nothing to add" in error(empty)["message"]
+    listed = api.get(url).json()["data"]
+    assert [(d["id"], d["scope"]) for d in listed] == [("faq.txt", ""), ("guide/keys.md", "ops")]

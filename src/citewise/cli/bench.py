@@ -1,5 +1,5 @@
-"""`citewise bench beir | embed | langrag | serve | store`: retrieval, embedder, server and
-store benchmarks."""
+"""`citewise bench beir | embed | langrag | parsers | serve | store`: retrieval, embedder,
+parser, server and store benchmarks."""
 
 from __future__ import annotations
 
@@ -70,6 +70,22 @@ def cmd_bench_langrag(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_parsers(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.parser_compare import format_report, run_parser_compare
+
+    report = run_parser_compare(
+        Path(args.dataset),
+        Path(args.config) if args.config else None,
+        settings=settings,
+        embedders=args.embedder or ["e5", "minilm"],
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+
 def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.server.bench import format_report, run_serve_benchmark
 
@@ -105,7 +121,7 @@ def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|langrag|serve|store``."""
+    """``citewise bench beir|embed|langrag|parsers|serve|store``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -139,6 +155,20 @@ def add_bench_commands(commands: Subcommands) -> None:
     langrag.add_argument("--output", help="also write the JSON report here")
     langrag.add_argument("--json", action="store_true")
     langrag.set_defaults(run=cmd_bench_langrag)
+
+    parsers = kinds.add_parser(
+        "parsers", help="a LangRAG parser comparison set through every citewise parser"
+    )
+    parsers.add_argument("dataset", help="langrag-benchmarks/datasets/parser_compare_zh.json")
+    parsers.add_argument(
+        "--config", default=None, help="LangRAG config (default: ../configs/parser_compare.json)"
+    )
+    parsers.add_argument(
+        "--embedder", action="append", default=[], help="repeatable (default: e5 and minilm)"
+    )
+    parsers.add_argument("--output", help="also write the JSON report here")
+    parsers.add_argument("--json", action="store_true")
+    parsers.set_defaults(run=cmd_bench_parsers)
 
     serve = kinds.add_parser(
         "serve", help="server overhead under concurrent streams (scripted model)"

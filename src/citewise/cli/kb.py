@@ -91,7 +91,9 @@ def cmd_kb_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doc_add(args: argparse.Namespace, settings: Settings) -> int:
-    report = open_kb(args.kb, settings).add_files([Path(f) for f in args.files], scope=args.scope)
+    parsed = Path(args.parsed) if args.parsed else None
+    files = [Path(f) for f in args.files]
+    report = open_kb(args.kb, settings).add_files(files, scope=args.scope, parsed=parsed)
     if args.json:
         print_json(asdict(report))
     else:
@@ -161,8 +163,15 @@ def add_doc_commands(commands: Subcommands) -> None:
     doc = commands.add_parser("doc", help="documents of a knowledge base")
     actions = doc.add_subparsers(dest="doc_command", required=True)
     add = actions.add_parser("add", help="ingest files (Markdown, HTML, PDF, DOCX, text, CSV)")
-    add.add_argument("files", nargs="+")
+    add.add_argument("files", nargs="*")
     add.add_argument("--kb", required=True)
+    add.add_argument(
+        "--parsed",
+        metavar="FILE",
+        default=None,
+        help="JSON of documents an external parser parsed (used instead of a file of the "
+        "same id; schema in docs/knowledge-bases.md)",
+    )
     add.add_argument("--scope", default="", help="scope the documents belong to")
     add.add_argument("--json", action="store_true")
     add.set_defaults(run=cmd_doc_add)

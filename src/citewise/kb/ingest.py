@@ -23,6 +23,7 @@ from citewise.models import Chunk, Document, Section
 from citewise.parsing.base import binary_suffixes, supported_suffixes
 from citewise.parsing.mkdocstrings import ApiReference
 from citewise.parsing.mkdocstrings import has_directives as has_api_directives
+from citewise.parsing.preparsed import ParsedDocument, parsed_sections
 from citewise.parsing.source import parse_file
 from citewise.sources import SourceFile, read_folder
 from citewise.sources.scopes import ScopeOf, folder_scopes
@@ -38,6 +39,7 @@ __all__ = [
     "folder_items",
     "ingest",
     "parse_folder",
+    "parsed_items",
     "section_items",
     "source_from_bytes",
     "upload_items",
@@ -185,6 +187,22 @@ def section_items(documents: Mapping[str, Sequence[Section]]) -> list[IngestItem
     for doc_id, sections in documents.items():
         data = "\0".join(f"{s.url}\0{'/'.join(s.heading_path)}\0{s.text}" for s in sections)
         items.append(IngestItem(doc_id, fingerprint(data.encode(), {}), _given(sections)))
+    return items
+
+
+def parsed_items(
+    documents: Sequence[ParsedDocument], *, scope: str, max_chars: int
+) -> list[IngestItem]:
+    """Documents an external parser already parsed (see :mod:`citewise.parsing.preparsed`)."""
+    shape = {"max_chars": str(max_chars), "scope": scope, "parsed": "1"}
+    items = []
+    for document in documents:
+        data = document.model_dump_json().encode()
+
+        def sections(document: ParsedDocument = document) -> list[Section]:
+            return parsed_sections(document, scope=scope)
+
+        items.append(IngestItem(document.id, fingerprint(data, shape), sections, scope=scope))
     return items
 
 

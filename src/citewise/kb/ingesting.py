@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise import telemetry
-from citewise.errors import KnowledgeBaseError
+from citewise.errors import KnowledgeBaseError, SourceError
 from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig
 from citewise.kb.ingest import (
     IndexReport,
@@ -19,11 +19,13 @@ from citewise.kb.ingest import (
     Progress,
     folder_items,
     ingest,
+    parsed_items,
     section_items,
     source_from_bytes,
     upload_items,
 )
 from citewise.models import Section
+from citewise.parsing.preparsed import ParsedDocument, parse_parsed
 from citewise.sources import SourceFile
 from citewise.sources.nav import ScopeRule, folder_api_reference
 from citewise.sources.scopes import folder_scopes
@@ -97,34 +99,67 @@ def _check_source(kb: KnowledgeBase, folder: Path) -> None:
         )
 
 
-def add_files(kb: KnowledgeBase, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
-    """Add files (any supported format) by their file names; see :meth:`add_documents`."""
+def add_files(
+    kb: KnowledgeBase, paths: Sequence[Path], *, scope: str = "", parsed: Path | None = None
+) -> IndexReport:
+    """Add files (any supported format) by their file names, and the documents of a
+    parsed-content JSON file ``parsed``; see :meth:`add_documents`."""
+    from citewise.limits import read_limited
     from citewise.parsing.base import binary_suffixes, supported_suffixes
 
+    if not paths and parsed is None:
+        raise SourceError("nothing to add: give files, parsed content, or both")
     known, binary = supported_suffixes(), binary_suffixes()
-    return add_documents(kb, read_files(paths, known=known, binary=binary), scope=scope)
+    documents: list[ParsedDocument] = []
+    if parsed is not None:
+        try:
+            documents = parse_parsed(read_limited(parsed), name=str(parsed))
+        except OSError as error:
+            raise SourceError(f"{parsed}: cannot read it ({error.strerror})") from None
+    return add_documents(
+        kb, read_files(paths, known=known, binary=binary), scope=scope, parsed=documents
+    )
 
 
 def add_documents(
-    kb: KnowledgeBase, sources: Sequence[SourceFile], *, scope: str = ""
+    kb: KnowledgeBase,
+    sources: Sequence[SourceFile],
+    *,
+    scope: str = "",
+    parsed: Sequence[ParsedDocument] = (),
 ) -> IndexReport:
     """Add (or replace) documents under the knowledge base's strategy, in one write.
 
-    Serialized with other ingests and deletes of this knowledge base; searches meanwhile
-    see the state before it until it commits. Chunks whose ``qa`` questions could not be
-    generated are listed in the report's ``failures``.
+    ``parsed`` documents (an external parser's output) are taken as they are, and are
+    preferred over a source of the same id, which is then not parsed. Serialized with other
+    ingests and deletes of this knowledge base; searches meanwhile see the state before it
+    until it commits. Chunks whose ``qa`` questions could not be generated are listed in the
+    report's ``failures``.
     """
+    given = {document.id for document in parsed}
+    raw = [source for source in sources if source.doc_id not in given]
     with kb.write_lock():
         config = kb.config
-        items = upload_items(sources, scope=scope, max_chars=config.strategy.parent_chars)
+        max_chars = config.strategy.parent_chars
+        items = upload_items(raw, scope=scope, max_chars=max_chars)
+        items += parsed_items(parsed, scope=scope, max_chars=max_chars)
         return _ingest(kb, items, config, remove_missing=False, meta={})
 
 
 def add_upload(
-    kb: KnowledgeBase, files: Sequence[tuple[str, bytes]], *, scope: str = ""
+    kb: KnowledgeBase,
+    files: Sequence[tuple[str, bytes]],
+    *,
+    scope: str = "",
+    parsed: bytes | None = None,
 ) -> IndexReport:
-    """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids)."""
-    return add_documents(kb, [source_from_bytes(n, d) for n, d in files], scope=scope)
+    """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids), and the
+    documents of the parsed-content JSON ``parsed``, preferred over files of the same id."""
+    documents = parse_parsed(parsed) if parsed is not None else []
+    if not files and not documents:
+        raise SourceError("nothing to add: give files, parsed content, or both")
+    sources = [source_from_bytes(n, d) for n, d in files]
+    return add_documents(kb, sources, scope=scope, parsed=documents)
 
 
 def add_sections(

@@ -231,18 +231,25 @@ class KnowledgeBase:
             replace=replace,
         )  # fmt: skip
 
-    def add_files(self, paths: Sequence[Path], *, scope: str = "") -> IndexReport:
-        """Add files (any supported format) by their file names; see :meth:`add_documents`."""
-        return ingesting.add_files(self, paths, scope=scope)
+    def add_files(
+        self, paths: Sequence[Path], *, scope: str = "", parsed: Path | None = None
+    ) -> IndexReport:
+        """Add files (any supported format) by their file names, and the documents of a
+        parsed-content JSON file ``parsed`` (preferred over files of the same id)."""
+        return ingesting.add_files(self, paths, scope=scope, parsed=parsed)
 
     def add_documents(self, sources: Sequence[SourceFile], *, scope: str = "") -> IndexReport:
         """Add (or replace) documents under the knowledge base's strategy, in one write;
         chunks whose ``qa`` questions failed are in the report's ``failures``."""
         return ingesting.add_documents(self, sources, scope=scope)
 
-    def add_upload(self, files: Sequence[tuple[str, bytes]], *, scope: str = "") -> IndexReport:
-        """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids)."""
-        return ingesting.add_upload(self, files, scope=scope)
+    def add_upload(
+        self, files: Sequence[tuple[str, bytes]], *, scope: str = "", parsed: bytes | None = None
+    ) -> IndexReport:
+        """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids), and the
+        parsed-content JSON ``parsed`` (an external parser's output, preferred over files
+        of the same id; docs/knowledge-bases.md has its schema)."""
+        return ingesting.add_upload(self, files, scope=scope, parsed=parsed)
 
     def add_sections(
         self, documents: Mapping[str, Sequence[Section]], *, progress: Progress | None = None

@@ -17,6 +17,7 @@ __all__ = [
     "assemble_sections",
     "file_page",
     "file_url",
+    "image_text",
     "markdown_table",
     "single_section",
     "title_from_name",
@@ -78,6 +79,13 @@ def title_from_name(doc_id: str) -> str:
 def _cell(text: str) -> str:
     # A table row must stay one line, and a bare pipe would start a new cell.
     return _WHITESPACE_RE.sub(" ", text).strip().replace("|", "\\|")
+
+
+def image_text(description: str) -> str:
+    """An image as text: its description (alt text, a picture's ``descr``) as ``[Image: …]``,
+    so what a figure shows is searchable; nothing for an image without one (decoration)."""
+    text = _WHITESPACE_RE.sub(" ", description).strip()
+    return f" [Image: {text}] " if text else ""
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> str:

@@ -15,10 +15,12 @@ from citewise.parsing.common import (
     Heading,
     Part,
     assemble_sections,
+    image_text,
     markdown_table,
 )
 
 if TYPE_CHECKING:
+    from docx.oxml.xmlchemy import BaseOxmlElement
     from docx.styles.style import ParagraphStyle
     from docx.table import Table
     from docx.text.paragraph import Paragraph
@@ -48,8 +50,9 @@ def parse_docx(
     """Split the DOCX ``data`` into sections at its ``Title`` and ``Heading 1``-``6`` paragraphs.
 
     Body content stays in document order: paragraphs (external hyperlinks as Markdown links),
-    list paragraphs as ``- `` items indented by list level, and tables as Markdown tables of
-    whole rows. Anchors are ``slugify`` slugs of the headings; the document's first ``Title``
+    list paragraphs as ``- `` items indented by list level, tables as Markdown tables of
+    whole rows, and pictures as their alt text (``[Image: …]``; captions are paragraphs).
+    Anchors are ``slugify`` slugs of the headings; the document's first ``Title``
     or ``Heading 1`` is the page title, at the bare file URL.
 
     Raises:
@@ -165,8 +168,19 @@ def _paragraph_text(paragraph: Paragraph) -> str:
             pieces.append(f"[{label}]({url})" if label and item.address else item.text)
         else:
             pieces.append(item.text)
+            pieces.extend(_pictures(item._element))
     lines = ("".join(pieces)).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _pictures(element: BaseOxmlElement) -> list[str]:
+    """The pictures in a run as text: their description (Word's alt text, ``descr``) or
+    title; what a figure shows becomes part of the section."""
+    found = []
+    for properties in element.xpath(".//wp:docPr"):
+        described = properties.get("descr") or properties.get("title") or ""
+        found.append(image_text(described))
+    return found
 
 
 def _table(table: Table) -> str:

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from citewise.models import Section
-from citewise.parsing.common import Heading, Part, assemble_sections, file_url, markdown_table
+from citewise.parsing.common import (
+    Heading,
+    Part,
+    assemble_sections,
+    file_url,
+    image_text,
+    markdown_table,
+)
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
@@ -52,7 +59,9 @@ def parse_html(
     ``role=main``, or a single ``<article>``) only that is read. Anchors are the heading's
     ``id`` (or its permalink's target, or the id of the ``<section>`` it opens) and otherwise
     its ``slugify`` slug. Text becomes light Markdown: paragraphs, ``- `` lists, fenced code
-    for ``<pre>``, Markdown tables, inline code, and links resolved against the page URL.
+    for ``<pre>``, Markdown tables, inline code, and links resolved against the page URL;
+    an image becomes its ``alt`` (or ``title``) text as ``[Image: …]``, and a
+    ``<figcaption>`` a paragraph of its own.
     """
     from bs4 import BeautifulSoup  # here, not at the top: it adds 0.1 s to every CLI start
 
@@ -168,7 +177,7 @@ class _Renderer:
         if node.name == "br":
             return "\n"
         if node.name == "img":
-            return ""
+            return image_text(_attr(node, "alt") or _attr(node, "title"))
         if node.name in _CODE:
             return _code_span(node.get_text())
         text = "".join(self._inline_piece(child) for child in node.children)

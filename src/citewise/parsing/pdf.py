@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 from citewise.errors import MissingExtraError, SourceError
 from citewise.models import Section
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
+from citewise.parsing.ocr import ocr_available, ocr_pages
+from citewise.parsing.pdf_figures import figure_texts
+from citewise.parsing.pdf_tables import table_pages
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -62,9 +65,13 @@ def parse_pdf(
     or every page of a PDF without an outline, becomes a section titled ``Page N``. Anchors are
     ``page=N``, the standard PDF open parameter (``file.pdf#page=N``).
 
+    Ruled tables become Markdown tables, and a tagged PDF's figure descriptions (alt text)
+    are added to their page's text as ``[Image: …]``. Pages without a text layer (scans) are
+    recognised by OCR when the ``ocr`` extra and Tesseract are installed.
+
     Raises:
-        SourceError: the PDF cannot be read, is encrypted, or has no extractable text
-            (a scanned PDF needs OCR first).
+        SourceError: the PDF cannot be read, is encrypted, or has no text and cannot be
+            recognised (the message names the ``ocr`` extra and Tesseract when missing).
     """
     try:
         from pypdf import PdfReader
@@ -76,14 +83,21 @@ def parse_pdf(
         if reader.is_encrypted and not reader.decrypt(""):
             raise SourceError(f"{doc_id}: the PDF is encrypted with a password")
         pages = [_clean(page.extract_text()) for page in reader.pages]
-        entries = _outline(reader, pages)
+        for index, text in table_pages(data, reader).items():
+            pages[index] = _clean(text)
+        figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
     except SourceError:
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
-    if not any(pages):
-        raise SourceError(f"{doc_id}: the PDF has no extractable text (scanned? OCR it first)")
+    pages = _recognised(data, pages, doc_id)
+    for index, texts in figures.items():
+        pages[index] = "\n\n".join([pages[index], *texts]).strip()
+    try:
+        entries = _outline(reader, pages)
+    except Exception as error:
+        raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
 
     url = file_url(doc_id, site_url, version)
     page = file_page(doc_id)
@@ -124,6 +138,25 @@ def parse_pdf(
                 sections.append(section(entry.path, index + 1, text))
                 emitted = True
     return sections
+
+
+def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:
+    """``pages`` with the pages that have no text recognised by OCR, where OCR is available;
+    a PDF with no text at all and no OCR is refused, naming what to install."""
+    empty = [index for index, text in enumerate(pages) if not text]
+    if not empty:
+        return pages
+    missing = ocr_available()
+    if missing is not None:
+        if len(empty) < len(pages):
+            return pages  # the text it has is indexed; its scanned pages need OCR
+        raise SourceError(f"{doc_id}: the PDF has no text layer (scanned?). {missing}")
+    recognised = list(pages)
+    for index, text in ocr_pages(data, empty, name=doc_id).items():
+        recognised[index] = _clean(text)
+    if not any(recognised):
+        raise SourceError(f"{doc_id}: the PDF has no text, and OCR found none on its pages")
+    return recognised
 
 
 def _clean(text: str) -> str:

@@ -152,20 +152,29 @@ def list_documents(kb: str, request: Request) -> dict[str, Any]:
 async def upload_documents(
     kb: str,
     request: Request,
-    files: Annotated[list[UploadFile], File(description="one or more files")],
+    files: Annotated[list[UploadFile] | None, File(description="one or more files")] = None,
+    parsed: Annotated[
+        UploadFile | None,
+        File(description="JSON of documents an external parser parsed (preferred over files)"),
+    ] = None,
     scope: Annotated[str, Form()] = "",
 ) -> JSONResponse:
-    """Ingest the files in one write: all of them are stored, or (on any error) none."""
+    """Ingest the files and the parsed content in one write: all of them are stored, or (on
+    any error) none. A parsed document is used instead of the file of the same id."""
     knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
     try:
+        content = None
+        if parsed is not None:
+            content = await parsed.read(MAX_FILE_BYTES + 1)
+            check_file_size(parsed.filename or "parsed", len(content))
         uploads = []
-        for upload in files:
+        for upload in files or []:
             name = upload.filename or ""
             # One byte past the limit is enough to refuse, without reading a huge upload.
             data = await upload.read(MAX_FILE_BYTES + 1)
             check_file_size(name, len(data))
             uploads.append((name, data))
-        report = await asyncio.to_thread(knowledge.add_upload, uploads, scope=scope)
+        report = await asyncio.to_thread(knowledge.add_upload, uploads, scope=scope, parsed=content)
     except CitewiseError as error:
         raise _api_error(error) from None
     return JSONResponse({"object": "ingest_report", **asdict(report)})
