@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,25 @@ from tests.kb_support import MakeKB, sections, upload
 LONG = " ".join(
     f"Paragraph {i} explains how the scheduler handles topic{i} in the cluster." for i in range(20)
 )
+
+
+class CharWindowed:
+    """An embedder's windowing attributes only: one that cannot count tokens."""
+
+    window_chars = 600
+
+
+class TokenCounting:
+    """An embedder's windowing attributes with a tokenizer: one token per word."""
+
+    window_chars = 600
+    window_tokens = 30
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+EMBEDDER: Any = CharWindowed()
 
 
 def chunk(text: str, position: int = 0) -> Chunk:
@@ -38,12 +58,26 @@ def test_invalid_strategies_are_refused(kwargs: dict[str, Any]) -> None:
 
 
 def test_section_embeds_model_sized_windows() -> None:
-    windows = StrategyWindows(IndexStrategy("section"), 600)
+    windows = StrategyWindows(IndexStrategy("section"), EMBEDDER)
     assert windows([chunk(f"T\n\n{LONG}")]) == [embedding_windows(f"T\n\n{LONG}", 600)]
 
 
+def test_windows_are_cut_by_tokens_when_the_embedder_counts_them() -> None:
+    embedder: Any = TokenCounting()
+    [windows] = StrategyWindows(IndexStrategy("section"), embedder)([chunk(f"T\n\n{LONG}")])
+    assert len(windows) > 1
+    assert all(w.startswith("T\n\n") and len(w.split()) <= 30 for w in windows)
+    # Together the windows hold every word, in order, with a little overlap.
+    words = LONG.split()
+    assert windows[0].split()[1] == words[0] and windows[-1].split()[-1] == words[-1]
+    assert sum(len(w.split()) - 1 for w in windows) >= len(words)
+    # Parent/child children keep the smaller character size asked for.
+    children_of = StrategyWindows(IndexStrategy("parent_child", child_chars=200), embedder)
+    assert all(len(child) <= 200 for child in children_of([chunk(f"T\n\n{LONG}")])[0])
+
+
 def test_parent_child_embeds_small_children() -> None:
-    windows = StrategyWindows(IndexStrategy("parent_child", child_chars=200), 600)
+    windows = StrategyWindows(IndexStrategy("parent_child", child_chars=200), EMBEDDER)
     [children] = windows([chunk(f"T\n\n{LONG}")])
     assert len(children) > len(embedding_windows(f"T\n\n{LONG}", 600))
     assert all(len(child) <= 200 for child in children)
@@ -58,7 +92,7 @@ def test_parent_child_returns_each_parent_once_with_its_full_text(make_kb: MakeK
     best = hits[0].chunk
     assert best.doc_id == "sched.md" and "Paragraph 0" in best.text and "Paragraph 19" in best.text
     # The parent has many children, all embedded and searched; it is still one hit.
-    children = StrategyWindows(IndexStrategy("parent_child", child_chars=200), 600)([best])
+    children = StrategyWindows(IndexStrategy("parent_child", child_chars=200), EMBEDDER)([best])
     assert len(children[0]) > 3
 
 
@@ -72,7 +106,7 @@ def questions_for(call: ScriptedCall) -> dict[str, list[str]]:
 
 def test_qa_embeds_questions_then_the_chunk() -> None:
     model = ScriptedChatModel(reply=questions_for)
-    windows = StrategyWindows(IndexStrategy("qa", questions=2), 600, model)
+    windows = StrategyWindows(IndexStrategy("qa", questions=2), EMBEDDER, model)
     [texts] = windows([chunk("Keys\n\nThe signing key lives in the vault.")])
     assert texts == [
         "How do I rotate the signing key?",
@@ -86,7 +120,7 @@ def test_qa_embeds_questions_then_the_chunk() -> None:
 
 def test_qa_reports_chunks_whose_generation_failed() -> None:
     model = ScriptedChatModel(reply=questions_for)
-    windows = StrategyWindows(IndexStrategy("qa"), 600, model)
+    windows = StrategyWindows(IndexStrategy("qa"), EMBEDDER, model)
     texts = windows([chunk("A\n\nfail-me", 0), chunk("B\n\nempty-me", 1), chunk("C\n\nfine", 2)])
     assert texts[0] == ["A\n\nfail-me"] and texts[1] == ["B\n\nempty-me"]
     assert len(texts[2]) == 3
@@ -98,7 +132,7 @@ def test_qa_reports_chunks_whose_generation_failed() -> None:
 
 def test_qa_needs_a_model() -> None:
     with pytest.raises(ConfigurationError, match="needs a chat model"):
-        StrategyWindows(IndexStrategy("qa"), 600, None)
+        StrategyWindows(IndexStrategy("qa"), EMBEDDER, None)
 
 
 def test_qa_knowledge_base_finds_a_chunk_by_its_question(make_kb: MakeKB) -> None:

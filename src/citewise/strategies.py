@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 
 from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS
-from citewise.embedding import embedding_windows
+from citewise.embedding.base import Embedder
+from citewise.embedding.windows import windows_for
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk
 
@@ -102,7 +103,7 @@ class StrategyWindows:
     """
 
     strategy: IndexStrategy
-    window_chars: int
+    embedder: Embedder
     model: BaseChatModel | None = None
     failures: list[str] = field(default_factory=list)
 
@@ -116,9 +117,9 @@ class StrategyWindows:
     def __call__(self, chunks: Sequence[Chunk]) -> list[list[str]]:
         if self.strategy.name == "parent_child":
             # Children never exceed what the model reads, whatever child size was asked for.
-            size = min(self.strategy.child_chars, self.window_chars)
-            return [embedding_windows(chunk.text, size) for chunk in chunks]
-        windows = [embedding_windows(chunk.text, self.window_chars) for chunk in chunks]
+            size = min(self.strategy.child_chars, self.embedder.window_chars)
+            return [windows_for(self.embedder, chunk.text, size) for chunk in chunks]
+        windows = [windows_for(self.embedder, chunk.text) for chunk in chunks]
         if self.strategy.name == "section":
             return windows
         questions = run_sync(self._all_questions(chunks))

@@ -94,3 +94,23 @@ def test_zero_overlap_gives_disjoint_windows() -> None:
 def test_rejects_a_nonpositive_window() -> None:
     with pytest.raises(ValueError):
         embedding_windows("text", 0)
+
+
+def test_minilm_windows_fill_what_the_model_reads_and_never_exceed_it() -> None:
+    from citewise.embedding.minilm import MAX_TOKENS, MiniLMEmbedder
+    from citewise.embedding.windows import windows_for
+
+    embedder = MiniLMEmbedder()
+    text = f"{HEADING}\n\n{paragraphs(12)}\n\nEnvironmentVariableNamesLikeCITEWISE_HOME_DIRECTORY."
+    windows = windows_for(embedder, text)
+    counts = [len(ids) for ids in embedder.token_ids(windows)]
+    # Nothing is cut off by the model's truncation, and windows are not needlessly short.
+    full = [len(embedder.token_spans(w)) + 2 for w in windows]
+    assert counts == full and max(full) <= MAX_TOKENS
+    assert min(full[:-1]) > MAX_TOKENS // 2
+    assert all(w.startswith(f"{HEADING}\n\n") for w in windows)
+    assert windows[-1].endswith("CITEWISE_HOME_DIRECTORY.")
+    # Fewer windows than by characters: each one holds more of the text.
+    assert len(windows) < len(embedding_windows(text, embedder.window_chars))
+    short = f"{HEADING}\n\nShort body."
+    assert windows_for(embedder, short) == [short]

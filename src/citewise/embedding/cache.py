@@ -152,3 +152,10 @@ class CachedEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self.inner.embed_query(text)
+
+    def __getattr__(self, name: str) -> object:
+        # Windows are cut by the wrapped model's tokens when it can count them
+        # (``TokenWindowed``): the cache must not hide that.
+        if name in ("window_tokens", "token_spans"):
+            return getattr(self.inner, name)
+        raise AttributeError(name)

@@ -73,6 +73,7 @@ class MiniLMEmbedder:
         self._model_path = Path(model_path) if model_path is not None else None
         self._session: Any = None
         self._tokenizer: Any = None
+        self._span_tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
         self._load_lock = threading.Lock()
@@ -117,8 +118,23 @@ class MiniLMEmbedder:
             )
             self._input_names = frozenset(i.name for i in session.get_inputs())
             self._output_name = name
+            # A second tokenizer without truncation, to count every token of a whole chunk.
+            spans = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+            spans.no_truncation()
+            spans.no_padding()
+            self._span_tokenizer = spans
             self._tokenizer = tokenizer
             self._session = session
+
+    @property
+    def window_tokens(self) -> int:
+        """Tokens of text one window holds: what the model reads, less [CLS] and [SEP]."""
+        return MAX_TOKENS - 2
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of ``text``'s tokens (all of them: no truncation, no [CLS]/[SEP])."""
+        self._load()
+        return list(self._span_tokenizer.encode(text, add_special_tokens=False).offsets)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids the model sees for each text ([CLS] … [SEP], truncated to 256)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 # Character spans of a text's tokens, in order, without the model's special tokens.
 TokenSpans = Callable[[str], Sequence[tuple[int, int]]]
@@ -16,6 +17,32 @@ _CUT_BREAKS = (
     re.compile(r"(?<=[.!?;:])\s"),
     re.compile(r"\s"),
 )
+# Measured on SciFact and the LGOS dev cases (benchmarks/latency.md): an eighth of the window.
+OVERLAP_FRACTION = 8
+
+
+@runtime_checkable
+class TokenWindowed(Protocol):
+    """An embedder that can count its own tokens: its windows are cut by tokens, not characters."""
+
+    window_tokens: int
+
+    def token_spans(self, text: str) -> Sequence[tuple[int, int]]: ...
+
+
+def windows_for(embedder: object, text: str, window_chars: int | None = None) -> list[str]:
+    """The windows ``embedder`` embeds for a chunk's ``text``.
+
+    By the embedder's tokens when it can count them (``TokenWindowed``) and no smaller
+    ``window_chars`` is asked for (a parent/child strategy's child size); else by characters.
+    """
+    own_chars = int(getattr(embedder, "window_chars", 0) or 0)
+    if isinstance(embedder, TokenWindowed) and (window_chars is None or window_chars >= own_chars):
+        size = embedder.window_tokens
+        return token_windows(text, embedder.token_spans, size, size // OVERLAP_FRACTION)
+    return embedding_windows(text, window_chars or own_chars)
+
+
 _SENTENCE_START = re.compile(r"\n|(?<=[.!?;:])\s")
 _WORD_START = re.compile(r"\s")
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from citewise import telemetry
 from citewise.chunking import chunk_sections
-from citewise.embedding import embedding_windows
 from citewise.embedding.base import Embedder, Vectors
+from citewise.embedding.windows import windows_for
 from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
 from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
 from citewise.models import Chunk, Document, Section
@@ -253,7 +253,7 @@ def embed_chunks(
 ) -> tuple[dict[str, Vectors], int]:
     """Vectors for each chunk, one row per embedding window; also the number of windows."""
     if windows_of is None:
-        windows = [embedding_windows(chunk.text, embedder.window_chars) for chunk in chunks]
+        windows = [windows_for(embedder, chunk.text) for chunk in chunks]
     else:
         windows = windows_of(chunks) if chunks else []
     flat = [text for chunk_windows in windows for text in chunk_windows]
@@ -387,8 +387,7 @@ def _embedded(
     ``progress`` counts embedding windows, the slow part (an estimate from the chunks'
     texts before embedding; question windows of the ``qa`` strategy come on top)."""
     updates: list[DocumentUpdate] = []
-    size = embedder.window_chars
-    expected = sum(len(embedding_windows(c.text, size)) for p in pending for c in p.fresh)
+    expected = sum(len(windows_for(embedder, c.text)) for p in pending for c in p.fresh)
     done = 0
     for batch in _batches(pending):
         try:

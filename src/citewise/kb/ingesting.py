@@ -224,4 +224,4 @@ def _ingest(
 
 def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:
     model = kb.model if config.strategy.name == "qa" else None
-    return StrategyWindows(config.strategy, kb.embedder.window_chars, model)
+    return StrategyWindows(config.strategy, kb.embedder, model)
