@@ -117,8 +117,10 @@ def at_temperature_zero(model: BaseChatModel) -> BaseChatModel:
     return model
 
 
+@functools.cache
 def json_instruction(schema: type[BaseModel]) -> str:
-    """The instruction that asks for ``schema`` as bare JSON (JSON mode and grammars)."""
+    """The instruction that asks for ``schema`` as bare JSON (JSON mode and grammars);
+    made once per schema, not once per call."""
     return (
         "Reply with one JSON object and nothing else. It must match this JSON schema:\n"
         + json.dumps(schema.model_json_schema(), separators=(",", ":"))

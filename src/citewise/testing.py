@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -144,6 +144,37 @@ class ScriptedChatModel(BaseChatModel):
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
 
+    # Native async methods, as a real client's (ChatOpenAI's) are: without them LangChain
+    # runs the sync ones on a worker thread, one hop per streamed token, and the server
+    # benchmark would time LangChain's executor instead of the server.
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = self._record(messages, None, list(run_manager.tags) if run_manager else [])
+        if not isinstance(text, str):
+            raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        text = self._record(messages, None, list(run_manager.tags) if run_manager else [])
+        if not isinstance(text, str):
+            raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
+        for piece in pieces(text):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
     def with_structured_output(  # type: ignore[override]
         self, schema: type[BaseModel], **kwargs: Any
     ) -> Runnable[LanguageModelInput, BaseModel]:
@@ -154,7 +185,10 @@ class ScriptedChatModel(BaseChatModel):
             result = self._record(messages, schema, list(config.get("tags") or []))
             return result if isinstance(result, schema) else schema.model_validate(result)
 
-        return RunnableLambda(run)
+        async def arun(value: LanguageModelInput, config: RunnableConfig) -> BaseModel:
+            return run(value, config)
+
+        return RunnableLambda(run, afunc=arun)
 
 
 @dataclass(frozen=True)

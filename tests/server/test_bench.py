@@ -17,5 +17,11 @@ def test_bench_serve_reports_overhead_against_the_echo(lgos_home: Path) -> None:
     assert report["overhead"]["p50_ms"] == round(
         report["citewise"]["p50_ms"] - report["echo"]["p50_ms"], 2
     )
+    # Search and model time are told apart from what the server adds.
+    assert report["search_and_model_p50_ms"] > 0
+    assert report["server_added_p50_ms"] < report["one_at_a_time_overhead_p50_ms"]
+    assert report["cpu_ms_per_request"] > 0 and report["burst_p99_vs_cpu_floor"] > 0
     text = format_report(report)
-    assert "Server overhead per request" in text and "| echo |" in text
+    assert (
+        "Server overhead per request" in text and "the server adds" in text and "| echo |" in text
+    )

@@ -86,6 +86,27 @@ def cmd_bench_parsers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.ingest_bench import format_report, run_ingest_benchmark
+
+    report = run_ingest_benchmark(
+        Path(args.dataset),
+        settings=settings,
+        documents=args.documents,
+        rounds=args.rounds,
+        batch_sizes=[int(n) for n in args.batch_sizes.split(",") if n],
+        threads=[int(n) for n in args.threads.split(",") if n],
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    if args.output:
+        output = Path(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=2) + "\n")
+        output.with_suffix(".md").write_text(format_report(report))
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
 def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.server.bench import format_report, run_serve_benchmark
 
@@ -144,6 +165,18 @@ def add_bench_commands(commands: Subcommands) -> None:
     embed.add_argument("--passages", type=int, default=64)
     embed.add_argument("--output", help="also write the JSON report here")
     embed.set_defaults(run=cmd_bench_embed)
+
+    ingest = kinds.add_parser(
+        "ingest", help="indexing speed: character vs token windows, batch sizes, threads"
+    )
+    ingest.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+    ingest.add_argument("--documents", type=int, default=300, help="documents in the sample")
+    ingest.add_argument("--rounds", type=int, default=2, help="interleaved rounds (median)")
+    ingest.add_argument("--batch-sizes", default="16,32,64", help="comma-separated")
+    ingest.add_argument("--threads", default="0", help="comma-separated; 0 = one per CPU")
+    ingest.add_argument("--output", help="also write the JSON report here (and a .md beside)")
+    ingest.add_argument("--json", action="store_true")
+    ingest.set_defaults(run=cmd_bench_ingest)
 
     langrag = kinds.add_parser(
         "langrag", help="hit/all-relevant/precision/recall/MRR/nDCG@1,3,5 on LangRAG sets"

@@ -5,30 +5,42 @@ model (no model latency, so what is measured is the server: settings, retrieval,
 workflow and the event stream), and a bare FastAPI app that replays the same SSE stream
 byte for byte. Each round sends ``concurrency`` streaming ``/v1/responses`` requests at
 once to each; the overhead per request is citewise's latency minus the echo's percentile.
+
+One at a time, each request's own search and model time (the ``answer`` operation's
+stages, from telemetry) is subtracted as well: what remains is what the server adds. The
+process CPU time per request bounds what a burst can cost: ``concurrency`` requests need
+at least ``concurrency × CPU ÷ cores`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import platform
 import re
 import statistics
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
+from citewise import telemetry
 from citewise.config import Settings
 from citewise.server.app import create_app
 from citewise.server.runtime import Runtime, ServerOptions
 from citewise.server.testing import running
 
 QUESTION = "How do I add API key authentication?"
-SEQUENTIAL = 10
+# Each request asks a different question (the same words, numbered), so every one embeds
+# its query: a repeated question would be served from the query-embedding cache.
+SEQUENTIAL = 20
+# Stages of the answer operation that are search or model time, not the server's.
+_NOT_SERVER = ("plan", "search", "generate", "grade", "rewrite")
 _SECTION = re.compile(r'<section url="([^"]+)" title="([^"]+)">')
 
 __all__ = ["format_report", "run_serve_benchmark"]
@@ -61,10 +73,13 @@ def _events(body: str) -> list[str]:
     return [block + "\n\n" for block in body.split("\n\n") if block.strip()]
 
 
+_asked = itertools.count()
+
+
 async def _one(client: httpx.AsyncClient, url: str) -> tuple[float, str | None]:
     """One streaming request: seconds to the last byte, and an error (None when it
     completed)."""
-    payload = {"model": "citewise-rag", "input": QUESTION, "stream": True}
+    payload = {"model": "citewise-rag", "input": f"{QUESTION} ({next(_asked)})", "stream": True}
     started = time.perf_counter()
     try:
         async with client.stream("POST", f"{url}/v1/responses", json=payload) as response:
@@ -79,15 +94,46 @@ async def _one(client: httpx.AsyncClient, url: str) -> tuple[float, str | None]:
     return elapsed, None
 
 
+@dataclass
+class _Alone:
+    """Requests sent one at a time: latencies, their answers' search and model seconds,
+    and the process CPU seconds they took."""
+
+    latencies: list[float] = field(default_factory=list)
+    inside: list[float] = field(default_factory=list)
+    cpu_seconds: float = 0.0
+
+
+class _AnswerStages:
+    """A telemetry observer: the search and model seconds of each finished answer."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    def observe(self, event: telemetry.Event) -> None:
+        if event.kind == telemetry.OPERATION and event.name == "answer":
+            self.seconds.append(sum(event.stages.get(name, 0.0) for name in _NOT_SERVER))
+
+
 async def _burst(
     url: str, concurrency: int, rounds: int, alone: int = SEQUENTIAL
-) -> tuple[list[float], list[str], list[float]]:
-    """Latencies and errors of ``rounds`` bursts, and latencies of ``alone`` requests sent
-    one at a time (the cost of one request without queueing)."""
+) -> tuple[list[float], list[str], _Alone]:
+    """Latencies and errors of ``rounds`` bursts, and ``alone`` requests sent one at a time
+    (the cost of one request without queueing)."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
         await _one(client, url)  # warm-up: loads the embedder, opens the index
-        single = [(await _one(client, url))[0] for _ in range(alone)]
+        stages = _AnswerStages()
+        stop = telemetry.observe(stages)
+        single = _Alone()
+        started = time.process_time()
+        try:
+            for _ in range(alone):
+                single.latencies.append((await _one(client, url))[0])
+        finally:
+            single.cpu_seconds = time.process_time() - started
+            stop()
+        single.inside = stages.seconds
         latencies: list[float] = []
         errors: list[str] = []
         for _ in range(rounds):
@@ -131,7 +177,18 @@ def run_serve_benchmark(
     with running(_echo_app(events)) as url:
         echoed, echo_errors, echoed_alone = asyncio.run(_burst(url, concurrency, rounds))
     citewise, echo = _summary(served), _summary(echoed)
-    alone = {"citewise": _summary(served_alone), "echo": _summary(echoed_alone)}
+    alone = {"citewise": _summary(served_alone.latencies), "echo": _summary(echoed_alone.latencies)}
+    echo_p50 = _percentile(echoed_alone.latencies, 0.5)
+    # What the server adds to one request: its latency less the echo's (the HTTP stream
+    # itself) and less its own search and model time.
+    added = [
+        latency - echo_p50 - inside
+        for latency, inside in zip(served_alone.latencies, served_alone.inside, strict=False)
+    ]
+    cpu = (served_alone.cpu_seconds - echoed_alone.cpu_seconds) / max(1, SEQUENTIAL)
+    cores = _cpus()
+    # The least a burst can take when CPU is the limit: every request's CPU, spread on the cores.
+    floor = concurrency * max(cpu, 0.0) / max(1, cores)
     return {
         "requests": len(served),
         "concurrency": concurrency,
@@ -151,6 +208,15 @@ def run_serve_benchmark(
         "one_at_a_time_overhead_p50_ms": round(
             alone["citewise"]["p50_ms"] - alone["echo"]["p50_ms"], 2
         ),
+        "search_and_model_p50_ms": round(1000 * statistics.median(served_alone.inside), 2)
+        if served_alone.inside
+        else None,
+        "server_added_p50_ms": round(1000 * statistics.median(added), 2) if added else None,
+        "cpu_ms_per_request": round(1000 * cpu, 2),
+        "burst_cpu_floor_ms": round(1000 * floor, 2),
+        "burst_p99_vs_cpu_floor": round(citewise["p99_ms"] / (1000 * floor), 2)
+        if floor > 0
+        else None,
         "machine": {
             "cpus": _cpus(),
             "python": platform.python_version(),
@@ -196,7 +262,14 @@ def format_report(report: dict[str, Any]) -> str:
             f"One request at a time ({SEQUENTIAL} each): citewise p50 "
             f"{report['one_at_a_time']['citewise']['p50_ms']} ms, echo p50 "
             f"{report['one_at_a_time']['echo']['p50_ms']} ms: overhead "
-            f"{report['one_at_a_time_overhead_p50_ms']} ms per request.",
+            f"{report['one_at_a_time_overhead_p50_ms']} ms per request, of which search "
+            f"and model time p50 {report['search_and_model_p50_ms']} ms: **the server adds "
+            f"{report['server_added_p50_ms']} ms p50**.",
+            "",
+            f"CPU per request (citewise − echo, process time): {report['cpu_ms_per_request']}"
+            f" ms, so a burst of {report['concurrency']} needs at least "
+            f"{report['burst_cpu_floor_ms']} ms on {report['machine']['cpus']} CPUs; the "
+            f"burst's p99 is **{report['burst_p99_vs_cpu_floor']}×** that floor.",
             "",
         ]
     )

@@ -121,6 +121,10 @@ def _usage_handler() -> Callable[[_Usage], Any]:
     from langchain_core.tracers.context import register_configure_hook
 
     class Handler(BaseCallbackHandler):
+        # Inline: otherwise LangChain hands every callback of the run (each streamed token)
+        # to a worker thread, only for this handler to ignore all but the last.
+        run_inline = True
+
         def __init__(self, usage: _Usage) -> None:
             self.usage = usage
 
