@@ -90,10 +90,14 @@ def _prose_blocks(text: str, start: int, end: int) -> list[Block]:
 
 
 def links(text: str) -> list[Link]:
-    """Every Markdown link target and bare http(s) URL, in order."""
+    """Every Markdown link target and bare http(s) URL outside code, in order (a URL in
+    code is not a link: nothing renders it clickable)."""
     found: list[Link] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = [m.span() for m in FENCE.finditer(text)]
+    taken += [m.span() for m in INLINE_CODE.finditer(text)]
     for match in MARKDOWN_LINK.finditer(text):
+        if any(s <= match.start() < e for s, e in taken):
+            continue
         taken.append(match.span())
         found.append(Link(match.group("url"), *match.span()))
     for match in BARE_URL.finditer(text):

@@ -18,10 +18,12 @@ LONG_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?<!-)")
 DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w])")
 CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?!s\))")
 SNAKE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w])")
-CAMEL = re.compile(r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?![\w])")
+CAPITALIZED = re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]+(?![\w])")
 IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+)?import\s+([\w., ]+)", re.M)
 DEFINED = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)|^\s*(\w+)\s*=", re.M)
-_CODE_WORD = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_][\w]*)*")
+_CODE_WORD = re.compile(
+    r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_][\w]*)*"
+)
 _SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session"})
 
 # Dotted words that are prose, not paths.
@@ -34,10 +36,20 @@ _BUILTINS = frozenset(
 )
 
 
+def camel_case(text: str) -> Iterator[str]:
+    """Class-like names: upper case first, mixed case after (``APIKeyMiddleware``,
+    ``LangGraph``), not plain capitalized words or acronyms."""
+    for match in CAPITALIZED.finditer(text):
+        word = match.group(0)
+        if any(c.islower() for c in word) and any(c.isupper() for c in word[1:]):
+            yield word
+
+
 def prose_tokens(prose: str) -> Iterator[str]:
     """The identifier-like tokens of text outside code (links already removed)."""
-    for pattern in (ENV_VAR, LONG_FLAG, SNAKE, CAMEL):
+    for pattern in (ENV_VAR, LONG_FLAG, SNAKE):
         yield from (match.group(0) for match in pattern.finditer(prose))
+    yield from camel_case(prose)
     for match in DOTTED.finditer(prose):
         if match.group(0).lower() not in _PROSE_DOTTED:
             yield match.group(0)
@@ -59,14 +71,16 @@ def code_block_tokens(block: str, language: str) -> Iterator[str]:
     command. Names the block defines itself (``def``, ``class``, assignments) are its own."""
     body = block.split("\n", 1)[1] if "\n" in block else ""
     body = re.sub(r"^[ \t]*(```+|~~~+)[ \t]*$", "", body, flags=re.M)
+    yield from (m.group(0).rstrip(".,;:!?") for m in BARE_URL.finditer(body))
     body = BARE_URL.sub(" ", body)
     defined = {name for match in DEFINED.finditer(body) for name in match.groups() if name}
     if language.lower() in _SHELL_LANGUAGES or _looks_like_shell(body):
         yield from _shell_tokens(body)
         return
     body = _without_strings_and_comments(body)
-    for pattern in (ENV_VAR, LONG_FLAG, CAMEL):
+    for pattern in (ENV_VAR, LONG_FLAG):
         yield from (m.group(0) for m in pattern.finditer(body) if m.group(0) not in defined)
+    yield from (name for name in camel_case(body) if name not in defined)
     for match in DOTTED.finditer(body):
         yield match.group(0)
     for match in IMPORT.finditer(body):
@@ -130,15 +144,19 @@ def answer_tokens(text: str) -> Iterator[str]:
 
 
 def _prose_and_inline(text: str) -> Iterator[str]:
-    text = MARKDOWN_LINK.sub(lambda m: f" {m.group('text')} ", text)
-    text = BARE_URL.sub(" ", text)
+    # Links outside code are checked as links (``verify.outside_links``); a URL inside
+    # code is a name like any other.
     position = 0
     for code in INLINE_CODE.finditer(text):
-        yield from prose_tokens(text[position : code.start()])
-        span = code.group(2).strip()
-        yield f"`{span}`"
+        yield from prose_tokens(_prose(text[position : code.start()]))
+        yield f"`{code.group(2).strip()}`"
         position = code.end()
-    yield from prose_tokens(text[position:])
+    yield from prose_tokens(_prose(text[position:]))
+
+
+def _prose(text: str) -> str:
+    text = MARKDOWN_LINK.sub(lambda m: f" {m.group('text')} ", text)
+    return BARE_URL.sub(" ", text)
 
 
 __all__ = ["answer_tokens", "inline_code_tokens"]

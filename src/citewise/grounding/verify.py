@@ -9,6 +9,7 @@ work, a few milliseconds per answer (``citewise bench verify``).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,8 +66,17 @@ class Sources:
     def holds(self, token: str) -> bool:
         return token in self.haystack
 
+    @cached_property
+    def hosts(self) -> frozenset[str]:
+        return frozenset(_host(hit.url) for hit in self.hits if _host(hit.url))
+
     def is_section(self, url: str) -> bool:
         return url in self.section_words or url.partition("#")[0] in self.pages
+
+    def is_inside(self, url: str) -> bool:
+        """A retrieved section or its page, or a page of the same site that a retrieved
+        section links to itself (a quoted passage's own links)."""
+        return self.is_section(url) or (_host(url) in self.hosts and self.holds(url))
 
     def best_section(self, words: frozenset[str]) -> tuple[str | None, float]:
         """The section URL that supports ``words`` best, and its support."""
@@ -78,9 +88,17 @@ class Sources:
         return best
 
 
+def _host(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if sep else ""
+
+
 def unsupported_tokens(text: str, sources: Sources) -> tuple[str, ...]:
     """The answer's identifier-like tokens that the sources do not hold, each once."""
     missing: dict[str, None] = {}
+    for link in links(text):
+        if not sources.is_section(link.url) and not sources.holds(link.url):
+            missing[link.url] = None
     for token in answer_tokens(text):
         if token.startswith("`") and token.endswith("`") and len(token) > 1:
             span = token[1:-1]
@@ -104,24 +122,27 @@ def _held(token: str, sources: Sources) -> bool:
 
 
 def outside_links(text: str, sources: Sources) -> tuple[str, ...]:
-    """Links in the answer that point at no retrieved section (nor its page), each once."""
-    found = (link.url for link in links(text) if not sources.is_section(link.url))
+    """Links in the answer that point outside the retrieved sections, each once (see
+    :meth:`Sources.is_inside`)."""
+    found = (link.url for link in links(text) if not sources.is_inside(link.url))
     return tuple(dict.fromkeys(found))
 
 
 def citation_support(text: str, citation: Citation, sources: Sources) -> CitationSupport:
-    """How well the cited section supports the sentence (or, for a short sentence or an
-    attributed citation, the block) the citation is attached to."""
-    if citation.attributed:
-        span = (citation.start_index, citation.end_index)
-    else:
-        span = sentence_around(text, citation.start_index, citation.end_index)
-        words = content_words(without_links(text[span[0] : span[1]]))
-        if len(words) < MIN_SENTENCE_WORDS:
-            span = _block_span(text, citation.start_index)
-    words = content_words(without_links(text[span[0] : span[1]]))
+    """How well the cited section supports the sentence the citation is attached to.
+
+    An attributed citation is judged on the block it covers. A citation whose sentence has
+    too few words of its own ("See [Install](…).", a "**[Heading](…)**" line over a quote)
+    is judged on the block before or after it, whichever the section supports better.
+    """
     section = sources.section_words.get(citation.url)
-    score = support(words, section) if section is not None else 0.0
+    if citation.attributed:
+        spans = [(citation.start_index, citation.end_index)]
+    else:
+        spans = [sentence_around(text, citation.start_index, citation.end_index)]
+        if len(_words(text, spans[0])) < MIN_SENTENCE_WORDS:
+            spans = _neighbour_spans(text, citation.start_index)
+    score = max(support(_words(text, span), section) for span in spans) if section else 0.0
     return CitationSupport(
         url=citation.url,
         start_index=citation.start_index,
@@ -132,25 +153,33 @@ def citation_support(text: str, citation: Citation, sources: Sources) -> Citatio
     )
 
 
-def _block_span(text: str, index: int) -> tuple[int, int]:
-    """The block holding ``index``, joined with the block before it when that is all it
-    is (a "Source: [link]" line cites the paragraph above)."""
+def _words(text: str, span: tuple[int, int]) -> frozenset[str]:
+    return content_words(without_links(text[span[0] : span[1]]))
+
+
+def _neighbour_spans(text: str, index: int) -> list[tuple[int, int]]:
+    """The block holding ``index`` joined with the block before it, and with the one after."""
     found = blocks(text)
     for number, block in enumerate(found):
         if block.start <= index <= block.end:
-            if number and len(content_words(without_links(block.text))) < MIN_SENTENCE_WORDS:
-                return found[number - 1].start, block.end
-            return block.start, block.end
-    return 0, len(text)
+            before = found[number - 1].start if number else block.start
+            after = found[number + 1].end if number + 1 < len(found) else block.end
+            return [(before, block.end), (block.start, after)]
+    return [(0, len(text))]
+
+
+# A paragraph wholly in italics is a note about the answer (the extractive label), not a claim.
+_NOTE = re.compile(r"\s*([*_])(?!\1)[^*_].*(?<!\1)\1\s*", re.S)
 
 
 def claims(text: str) -> list[Block]:
     """The blocks that make a claim: paragraphs, list items and code blocks with enough
-    content words (headings and one-line lead-ins do not)."""
+    content words (headings, italic notes and one-line lead-ins do not)."""
     return [
         block
         for block in blocks(text)
         if block.kind != "heading"
+        and not _NOTE.fullmatch(block.text)
         and len(content_words(without_links(block.text))) >= MIN_CLAIM_WORDS
     ]
 
