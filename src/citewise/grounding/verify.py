@@ -34,7 +34,7 @@ BLOCK_THRESHOLD = 0.5
 share of its content words (``benchmarks/verify.md``)."""
 MIN_SENTENCE_WORDS = 4
 """A sentence with fewer content words ("See [Install](…).") is judged with its block."""
-MIN_CLAIM_WORDS = 5
+MIN_CLAIM_WORDS = 3
 """A block with fewer content words (a greeting, a lead-in) makes no claim to support."""
 
 
