@@ -45,6 +45,7 @@ _SEARCH_FIELDS = (
     "scope",
     "doc_ids",
     "page_prefix",
+    "verify",  # ``ask`` only: the answer's grounding check
 )
 # Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
 _OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}

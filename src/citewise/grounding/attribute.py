@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from citewise.grounding.markdown import blocks, without_links
+from citewise.grounding.markdown import blocks, outside_links_text, without_links
 from citewise.grounding.overlap import content_words
-from citewise.grounding.verify import BLOCK_THRESHOLD, MIN_CLAIM_WORDS, Sources, claims
+from citewise.grounding.verify import BLOCK_THRESHOLD, MIN_SENTENCE_WORDS, Sources, claims
 from citewise.models import Citation, Hit
 
 
@@ -30,7 +30,7 @@ def _cited(text: str, citations: Sequence[Citation]) -> set[tuple[int, int]]:
         if not any(block.start <= c.start_index < block.end for c in citations):
             continue
         cited.add((block.start, block.end))
-        if len(content_words(without_links(block.text))) < MIN_CLAIM_WORDS:
+        if len(content_words(outside_links_text(block.text))) < MIN_SENTENCE_WORDS:
             for near in found[max(number - 1, 0) : number + 2]:
                 cited.add((near.start, near.end))
     return cited

@@ -118,6 +118,11 @@ def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     return first, after.start() if after else len(text)
 
 
+def outside_links_text(text: str) -> str:
+    """``text`` without its links, link text included: what a line says besides citing."""
+    return BARE_URL.sub(" ", MARKDOWN_LINK.sub(" ", text))
+
+
 def without_links(text: str) -> str:
     """``text`` with each Markdown link replaced by its text and bare URLs dropped."""
     return BARE_URL.sub(" ", MARKDOWN_LINK.sub(lambda m: m.group("text"), text))

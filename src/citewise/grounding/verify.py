@@ -19,6 +19,7 @@ from citewise.grounding.markdown import (
     Block,
     blocks,
     links,
+    outside_links_text,
     sentence_around,
     without_links,
 )
@@ -32,7 +33,7 @@ words (measured on the LGOS dev cases: see ``benchmarks/verify.md``)."""
 BLOCK_THRESHOLD = 0.5
 """A block is supported (and may be cited by attribution) when one section holds this
 share of its content words (``benchmarks/verify.md``)."""
-MIN_SENTENCE_WORDS = 4
+MIN_SENTENCE_WORDS = 3
 """A sentence with fewer content words ("See [Install](…).") is judged with its block."""
 MIN_CLAIM_WORDS = 3
 """A block with fewer content words (a greeting, a lead-in) makes no claim to support."""
@@ -140,7 +141,8 @@ def citation_support(text: str, citation: Citation, sources: Sources) -> Citatio
         spans = [(citation.start_index, citation.end_index)]
     else:
         spans = [sentence_around(text, citation.start_index, citation.end_index)]
-        if len(_words(text, spans[0])) < MIN_SENTENCE_WORDS:
+        start, end = spans[0]
+        if len(content_words(outside_links_text(text[start:end]))) < MIN_SENTENCE_WORDS:
             spans = _neighbour_spans(text, citation.start_index)
     score = max(support(_words(text, span), section) for span in spans) if section else 0.0
     return CitationSupport(
