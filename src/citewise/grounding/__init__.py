@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from citewise.grounding.attribute import attribute
-from citewise.grounding.verify import BLOCK_THRESHOLD, CITATION_THRESHOLD, verify
+from citewise.grounding.verify import BLOCK_THRESHOLD, CITATION_THRESHOLD, Sources, check, verify
 from citewise.models import Citation, CitationSupport, Hit, Verification
 
 __all__ = [
@@ -46,8 +46,9 @@ def ground(
     ``mode`` is ``off``: nothing is checked or added)."""
     if mode == "off":
         return tuple(citations), None
-    cited = attribute(text, hits, citations)
-    return cited, verify(text, hits, conversation, cited, mode=mode)
+    sources = Sources(hits, conversation)
+    cited = attribute(text, hits, citations, sources=sources)
+    return cited, check(text, sources, cited, mode=mode)
 
 
 def warning(verification: Verification) -> str:

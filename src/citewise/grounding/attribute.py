@@ -37,14 +37,19 @@ def _cited(text: str, citations: Sequence[Citation]) -> set[tuple[int, int]]:
 
 
 def attribute(
-    text: str, hits: Sequence[Hit], citations: Sequence[Citation] = ()
+    text: str,
+    hits: Sequence[Hit],
+    citations: Sequence[Citation] = (),
+    *,
+    sources: Sources | None = None,
 ) -> tuple[Citation, ...]:
     """``citations`` plus an attributed one for each uncited claim a section supports,
-    in text order; unchanged when there are at least as many citations as claims."""
+    in text order; unchanged when there are at least as many citations as claims.
+    ``sources``: ``hits`` already prepared (by :func:`citewise.grounding.ground`)."""
     found = claims(text)
     if not hits or len(citations) >= len(found):
         return tuple(citations)
-    sources = Sources(hits)
+    sources = sources or Sources(hits)
     titles = {hit.url: _title(hit) for hit in reversed(hits)}
     cited = _cited(text, citations)
     added: list[Citation] = []

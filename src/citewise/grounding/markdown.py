@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 FENCE = re.compile(
     r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S
@@ -43,9 +44,10 @@ class Link:
     end: int
 
 
-def blocks(text: str) -> list[Block]:
+@lru_cache(maxsize=64)
+def blocks(text: str) -> tuple[Block, ...]:
     """The answer's blocks in order: fenced code blocks whole, the rest split at blank
-    lines, list items and headings."""
+    lines, list items and headings. (Remembered: one check asks for them several times.)"""
     found: list[Block] = []
     position = 0
     for fence in FENCE.finditer(text):
@@ -53,7 +55,7 @@ def blocks(text: str) -> list[Block]:
         found.append(Block("code", fence.start(), fence.end(), fence.group(0), fence.group(2)))
         position = fence.end()
     found += _prose_blocks(text, position, len(text))
-    return found
+    return tuple(found)
 
 
 def _prose_blocks(text: str, start: int, end: int) -> list[Block]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9_]+")
 
@@ -26,7 +27,15 @@ STOPWORDS = frozenset(
 
 def content_words(text: str) -> frozenset[str]:
     """The distinct content words of ``text`` (see the module docstring)."""
-    return frozenset(_normal(word) for word in _WORD.findall(text.lower()) if _keep(word))
+    # Distinct words first: a section repeats most of its words.
+    return frozenset(_normal(word) for word in set(_WORD.findall(text.lower())) if _keep(word))
+
+
+@lru_cache(maxsize=4096)
+def section_words(text: str) -> frozenset[str]:
+    """:func:`content_words` of a section's text, remembered: the same sections come back
+    request after request."""
+    return content_words(text)
 
 
 def _keep(word: str) -> bool:
@@ -45,8 +54,8 @@ def support(words: frozenset[str], section: frozenset[str]) -> float:
 
 
 def union(texts: Iterable[str]) -> frozenset[str]:
-    """The content words of several texts together."""
+    """The content words of several section texts together."""
     found: set[str] = set()
     for text in texts:
-        found |= content_words(text)
+        found |= section_words(text)
     return frozenset(found)

@@ -27,7 +27,7 @@ from citewise.grounding.overlap import content_words, support, union
 from citewise.grounding.tokens import answer_tokens, inline_code_tokens
 from citewise.models import Citation, CitationSupport, Hit, Verification
 
-CITATION_THRESHOLD = 0.3
+CITATION_THRESHOLD = 0.5
 """A citation is supported when its section holds this share of its sentence's content
 words (measured on the LGOS dev cases: see ``benchmarks/verify.md``)."""
 BLOCK_THRESHOLD = 0.5
@@ -220,12 +220,18 @@ def verify(
         citations: the answer's ``url_citation`` annotations (attributed ones included).
         mode: the ``verify`` option the check runs under (recorded in the result).
     """
-    sources = Sources(hits, conversation)
-    supports = tuple(citation_support(text, c, sources) for c in citations)
+    return check(text, Sources(hits, conversation), citations, mode=mode)
+
+
+def check(
+    text: str, sources: Sources, citations: Sequence[Citation] = (), *, mode: str = "report"
+) -> Verification:
+    """:func:`verify` over sources already prepared (``ground`` shares them with
+    attribution)."""
     return Verification(
         unsupported=unsupported_tokens(text, sources),
         outside_links=outside_links(text, sources),
-        citations=supports,
+        citations=tuple(citation_support(text, c, sources) for c in citations),
         attributed=sum(1 for c in citations if c.attributed),
         unsupported_blocks=unsupported_blocks(text, sources),
         mode=mode,
