@@ -181,7 +181,21 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [
         "# Grounding check: speed and thresholds",
         "",
+        "Made by `citewise bench verify CASES --answers ANSWERS --kb KB --output FILE.json`.",
         f"Cases: {', '.join(report['cases'])}.",
+        "",
+        "Speed: each case's conversation is searched for ten sections; its written answer is "
+        "padded with sentences of those sections (each linked) to the size below, and "
+        "`verify` (names, links, citation support, unsupported blocks) and `ground` "
+        "(attribution, then verify: what every answer pays) are timed.",
+        "",
+        "Thresholds: *positives* are the claim blocks of the written answers scored against "
+        "their own case's sections (best section), and each citation the writer made scored "
+        "against the section it cites (its sentence's content words found there); "
+        "*negatives* are the same blocks and sentences scored against the sections of "
+        "another case that retrieved none of this case's sections (the best of them: the "
+        "hardest wrong section). A threshold keeps positives at or over it and lets the "
+        "negatives at or over it through.",
         "",
         f"## Speed ({speed['answer_chars']}-character answer, {speed['sections']} sections, "
         f"{speed['rounds']} rounds per case)",
