@@ -141,9 +141,10 @@ async def _extractive(
 def _grounded(result: Answer, turns: list[AnyMessage], mode: str) -> Answer:
     """The extractive answer checked like a written one (``regenerate`` has nothing to
     write again, so it reports)."""
+    from citewise.graph.check import conversation_text
     from citewise.grounding import ground, warning
 
-    conversation = "\n".join(str(turn.text) for turn in turns)
+    conversation = conversation_text(turns)
     citations, verification = ground(
         result.text, result.hits, conversation, result.citations, mode=mode
     )

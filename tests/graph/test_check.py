@@ -98,3 +98,19 @@ def test_an_answer_with_no_links_is_cited_by_attribution() -> None:
     (citation,) = answer.citations
     assert citation.attributed and citation.url == CONFIGURE.url
     assert (citation.start_index, citation.end_index) == (0, len(text))
+
+
+def test_names_from_the_user_count_and_names_from_earlier_answers_do_not() -> None:
+    turns = [
+        {"role": "user", "content": "Does pip install example take --turbo?"},
+        {"role": "assistant", "content": "Yes, and also `--hyper`."},
+        {"role": "user", "content": "And how do I install it?"},
+    ]
+    answer = f"Install it with `pip install example --turbo --hyper` ([Install]({INSTALL.url}))."
+    events = list(
+        stream_answer(turns, FakeRetriever(), ScriptedChatModel(reply=script(answer=answer)))
+    )
+    done = events[-1]
+    assert isinstance(done, Done) and done.answer.verification is not None
+
+    assert done.answer.verification.unsupported == ("--hyper",)

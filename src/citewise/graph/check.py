@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.config import get_stream_writer
 
 from citewise import telemetry
@@ -25,8 +25,9 @@ REGENERATING = "Checking the answer: writing it again without the names the docs
 
 
 def conversation_text(messages: list[AnyMessage]) -> str:
-    """The conversation as one text: names the user (or earlier turns) wrote are supported."""
-    return "\n".join(str(message.text) for message in messages)
+    """The conversation's user and system messages as one text: names they wrote are
+    supported. Earlier answers are not: a name invented once must not vouch for itself."""
+    return "\n".join(str(m.text) for m in messages if not isinstance(m, AIMessage))
 
 
 def holds_back(state: GraphState) -> bool:

@@ -1,13 +1,14 @@
 """Identifier-like tokens of an answer: the names a docs assistant must never invent.
 
 Inline code, environment variable names, dotted import paths, CLI flags and commands,
-function and class names, in prose and in code blocks. URLs are links
-(:mod:`citewise.grounding.markdown`) and checked there. A token is *supported* when it
-occurs, as written, in the retrieved sections or the conversation.
+function and class names, in prose and in code blocks, and URLs inside code (a URL outside
+code is a link: :func:`citewise.grounding.verify.outside_links` checks it). A token is
+*supported* when it occurs, as written, in the retrieved sections or the conversation.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 
@@ -28,12 +29,8 @@ _SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-se
 
 # Dotted words that are prose, not paths.
 _PROSE_DOTTED = frozenset({"e.g", "i.e", "a.k.a", "etc", "vs", "cf"})
-# Names any Python snippet may call without the docs having to show them.
-_BUILTINS = frozenset(
-    """print len str int float bool dict list set tuple range open isinstance super type
-    getattr setattr hasattr sorted enumerate zip map filter min max sum any all repr
-    format iter next id abs round vars input object Exception ValueError""".split()
-)
+# Names any Python snippet may use without the docs having to show them.
+_BUILTINS = frozenset(dir(builtins))
 
 
 def camel_case(text: str) -> Iterator[str]:
@@ -80,7 +77,7 @@ def code_block_tokens(block: str, language: str) -> Iterator[str]:
     body = _without_strings_and_comments(body)
     for pattern in (ENV_VAR, LONG_FLAG):
         yield from (m.group(0) for m in pattern.finditer(body) if m.group(0) not in defined)
-    yield from (name for name in camel_case(body) if name not in defined)
+    yield from (name for name in camel_case(body) if name not in defined | _BUILTINS)
     for match in DOTTED.finditer(body):
         yield match.group(0)
     for match in IMPORT.finditer(body):
