@@ -114,3 +114,17 @@ def test_uncited_claims_of_a_dev_answer_are_attributed(lgos_kb: KnowledgeBase) -
     assert first.startswith("A graph author") and first.endswith("OpenAI metadata.")
     assert second.startswith("For every request") and second.endswith("needs them.")
     assert result.verification is not None and result.verification.attributed == 2
+
+
+@needs_cases
+def test_verify_is_a_keyword_of_the_python_api(lgos_kb: KnowledgeBase) -> None:
+    case = next(case for case in CASES if case["id"] == "dev-install")
+    text = f"{ANSWERS[case['id']]}\n\nThen run `lgos init --wizard`."
+    model = ScriptedChatModel(reply=script(answer=text))
+
+    warned = lgos_kb.ask(case["messages"], model=model, verify="warn")
+    silent = lgos_kb.ask(case["messages"], model=model, verify="off")
+
+    assert warned.text.startswith(text) and "`--wizard`" in warned.text[len(text) :]
+    assert warned.verification is not None and warned.verification.mode == "warn"
+    assert silent.text == text and silent.verification is None

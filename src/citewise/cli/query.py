@@ -28,7 +28,6 @@ from citewise.kb import (
     TextDelta,
 )
 from citewise.models import Answer, Citation
-from citewise.options import VERIFY_MODES
 
 __all__ = ["NO_MODEL_HINT", "add_query_commands", "read_history"]
 
@@ -178,13 +177,6 @@ def add_query_commands(commands: Subcommands) -> None:
         "--history", metavar="FILE", help='earlier turns: JSON list of {"role", "content"}'
     )
     ask.add_argument("--json", action="store_true")
-    ask.add_argument(
-        "--verify",
-        choices=VERIFY_MODES,
-        default=None,
-        help="the grounding check: off, report (default), warn (a warning in the answer) "
-        "or regenerate (write the answer again once, naming what the docs do not hold)",
-    )
     # ``--mode`` never was an ``ask`` flag (argparse read it as ``--model``): only ``-k``.
-    add_search_flags(ask, legacy=("k",))
+    add_search_flags(ask, legacy=("k",), answers=True)
     ask.set_defaults(run=cmd_ask)
