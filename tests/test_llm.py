@@ -41,7 +41,21 @@ def test_an_endpoint_model_is_a_chat_completions_client(tmp_path: Any) -> None:
     assert model.model_name == "qwen2.5" and model.openai_api_base == "http://127.0.0.1:9/v1"
     assert model.use_responses_api is False
     zero = at_temperature_zero(model)
-    assert isinstance(zero, ChatOpenAI) and zero.temperature == 0.0 and model.temperature == 0.2
+    assert isinstance(zero, ChatOpenAI) and zero.temperature == 0.0 and model.temperature == 0.0
+
+
+def test_the_answer_temperature_is_0_unless_configured(tmp_path: Any) -> None:
+    from langchain_openai import ChatOpenAI
+
+    endpoint = {"CITEWISE_HOME": str(tmp_path), "CITEWISE_LLM_MODEL": "m",
+                "CITEWISE_LLM_BASE_URL": "http://127.0.0.1:9/v1"}  # fmt: skip
+    assert Settings.from_env(endpoint).llm_temperature == 0.0
+    settings = Settings.from_env({**endpoint, "CITEWISE_LLM_TEMPERATURE": "0.4"})
+    model = chat_model(settings)
+    assert isinstance(model, ChatOpenAI) and model.temperature == 0.4
+    for bad in ("hot", "-1", "3"):
+        with pytest.raises(ConfigurationError, match="CITEWISE_LLM_TEMPERATURE"):
+            Settings.from_env({**endpoint, "CITEWISE_LLM_TEMPERATURE": bad})
 
 
 def test_openai_itself_without_a_key_is_a_configuration_error(

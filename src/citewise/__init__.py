@@ -17,6 +17,8 @@ _EXPORTS = {
     "Document": "citewise.models",
     "Hit": "citewise.models",
     "Section": "citewise.models",
+    "Verification": "citewise.models",
+    "CitationSupport": "citewise.models",
     "CitewiseError": "citewise.errors",
     "ConfigurationError": "citewise.errors",
     "EmbeddingError": "citewise.errors",
@@ -42,6 +44,7 @@ __all__ = [
     "Answer",
     "Chunk",
     "Citation",
+    "CitationSupport",
     "CitewiseError",
     "ConfigurationError",
     "Document",
@@ -63,6 +66,7 @@ __all__ = [
     "SourceError",
     "Status",
     "TextDelta",
+    "Verification",
     "parse_folder",
 ]
 
@@ -88,7 +92,16 @@ if TYPE_CHECKING:
         TextDelta,
         parse_folder,
     )
-    from citewise.models import Answer, Chunk, Citation, Document, Hit, Section
+    from citewise.models import (
+        Answer,
+        Chunk,
+        Citation,
+        CitationSupport,
+        Document,
+        Hit,
+        Section,
+        Verification,
+    )
     from citewise.options import SearchOptions
 
 

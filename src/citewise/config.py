@@ -32,6 +32,9 @@ class Settings:
             ``memory://``, or unset for the SQLite folder ``{home}/kb``.
         llm_gguf: a GGUF file for the local llama.cpp model (``llm_model="local"``, or set
             alone); without it the local model is reassembled from its packages.
+        llm_temperature: the answer call's sampling temperature (``CITEWISE_LLM_TEMPERATURE``,
+            0 by default: the same question over the same sections gets the same answer;
+            planning and grading always run at 0).
     """
 
     home: Path
@@ -42,6 +45,7 @@ class Settings:
     llm_model: str | None = None
     llm_gguf: str | None = None
     store_url: str | None = None
+    llm_temperature: float = 0.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -61,6 +65,7 @@ class Settings:
             llm_model=env.get("CITEWISE_LLM_MODEL") or None,
             llm_gguf=env.get("CITEWISE_LLM_GGUF") or None,
             store_url=env.get("CITEWISE_STORE_URL") or None,
+            llm_temperature=_temperature(env.get("CITEWISE_LLM_TEMPERATURE") or "0"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -74,6 +79,18 @@ class Settings:
     @property
     def cache_path(self) -> Path:
         return self.home / "embedding-cache.sqlite"
+
+
+def _temperature(value: str) -> float:
+    try:
+        temperature = float(value)
+    except ValueError:
+        temperature = -1.0
+    if not 0.0 <= temperature <= 2.0:
+        raise ConfigurationError(
+            f"CITEWISE_LLM_TEMPERATURE must be a number from 0 to 2, not {value!r}"
+        )
+    return temperature
 
 
 def RequestSettings(scope: str = "all", k: int = 10, mode: str = "hybrid") -> SearchOptions:  # noqa: N802

@@ -123,7 +123,7 @@ def reassemble_gguf(packaged: PackagedGGUF, folder: Path) -> Path | None:
 def local_chat_model(
     gguf: Path,
     *,
-    temperature: float = 0.2,
+    temperature: float = 0.0,
     n_ctx: int = 8192,
     n_threads: int | None = None,
     max_tokens: int = 1024,
@@ -153,7 +153,7 @@ class LlamaCppChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     llama: Any
-    temperature: float = 0.2
+    temperature: float = 0.0
     max_tokens: int = 1024
     model_name: str = "local"
     # One llama.cpp context serves one completion at a time; copies share the lock.

@@ -30,7 +30,10 @@ LOCAL_MODEL = "local"
 NOSTREAM_TAG = "nostream"
 """LangGraph's tag for model calls whose tokens must stay out of its ``messages`` stream."""
 
-DEFAULT_TEMPERATURE = 0.2
+DEFAULT_TEMPERATURE = 0.0
+"""The answer call's temperature unless ``CITEWISE_LLM_TEMPERATURE`` says otherwise: the same
+question over the same sections gets the same answer (the grounding check's findings
+reproduce)."""
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -47,17 +50,17 @@ def chat_model_configured(settings: Settings) -> bool:
     return bool(settings.llm_model or settings.llm_gguf)
 
 
-def chat_model(
-    settings: Settings, *, temperature: float = DEFAULT_TEMPERATURE
-) -> BaseChatModel | None:
+def chat_model(settings: Settings, *, temperature: float | None = None) -> BaseChatModel | None:
     """The chat model ``settings`` configure, or None (answers are then extractive).
 
     ``CITEWISE_LLM_MODEL=local`` (or ``CITEWISE_LLM_GGUF`` alone) selects llama.cpp; any
     other model name is served by the OpenAI-compatible endpoint at ``CITEWISE_LLM_BASE_URL``
-    (OpenAI itself when unset).
+    (OpenAI itself when unset). ``temperature`` defaults to ``settings.llm_temperature``.
     """
     if not chat_model_configured(settings):
         return None
+    if temperature is None:
+        temperature = settings.llm_temperature
     if settings.llm_model in (None, LOCAL_MODEL):
         from citewise.llamacpp import find_gguf, local_chat_model
 

@@ -23,7 +23,7 @@ from citewise import __version__
 from citewise.config import Settings
 from citewise.errors import CitewiseError, MissingExtraError
 from citewise.kb import KnowledgeBase, Library
-from citewise.options import QueryRewrite, Rerank, SearchType
+from citewise.options import QueryRewrite, Rerank, SearchType, Verify
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -146,17 +146,24 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         query_rewrite: QueryRewrite | None = None,
         rerank: Rerank | None = None,
         context_window: ContextWindow = None,
+        verify: Verify | None = None,
     ) -> dict[str, Any]:
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
-            rerank=rerank, context_window=context_window,
+            rerank=rerank, context_window=context_window, verify=verify,
         )  # fmt: skip
         try:
             answer = await kb.aask(question, options)
         except CitewiseError as error:
             raise tool_error(str(error)) from None
         citations = [asdict(citation) for citation in answer.citations]
-        structured = {"answer": answer.text, "kind": answer.kind, "citations": citations}
+        structured: dict[str, object] = {
+            "answer": answer.text,
+            "kind": answer.kind,
+            "citations": citations,
+        }
+        if answer.verification is not None:
+            structured["verification"] = answer.verification.as_json()
         return _result(structured, answer.text)  # type: ignore[no-any-return]
 
     async def get_section(url: str) -> dict[str, Any]:
@@ -187,7 +194,9 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         ),
         ask_docs: (
             f"Answer a question from {about}, citing the sections used (each citation a span "
-            "of the answer, start_index/end_index in code points, with the section's URL). "
+            "of the answer, start_index/end_index in code points, with the section's URL; "
+            "attributed: citewise added it). verification lists names and links the sections "
+            "do not hold; verify: off, report, warn (a warning in the answer) or regenerate. "
             "Options left out keep the knowledge base's defaults."
         ),
         get_section: (

@@ -11,9 +11,11 @@ from citewise.cli.common import add_search_flags, search_overrides
 from citewise.kb import SearchOptions
 
 
-def parse(*argv: str, legacy: tuple[str, ...] = ("k", "mode")) -> argparse.Namespace:
+def parse(
+    *argv: str, legacy: tuple[str, ...] = ("k", "mode"), answers: bool = False
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_search_flags(parser, legacy=legacy)
+    add_search_flags(parser, legacy=legacy, answers=answers)
     return parser.parse_args(list(argv))
 
 
@@ -25,7 +27,8 @@ def test_every_flag_names_a_search_option() -> None:
     args = parse(
         "--top-k", "3", "--search-type", "vector", "--query-rewrite", "hyde", "--rerank", "llm",
         "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
-        "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/",
+        "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/", "--verify", "warn",
+        answers=True,
     )  # fmt: skip
     overrides = search_overrides(args)
     assert overrides == {
@@ -38,8 +41,11 @@ def test_every_flag_names_a_search_option() -> None:
         "scope": "demo",
         "doc_ids": ("a.md", "b.md"),
         "page_prefix": "demo/",
+        "verify": "warn",
     }
     assert set(overrides) == set(SearchOptions.model_fields)
+    with pytest.raises(SystemExit):  # a search writes no answer to check
+        parse("--verify", "warn")
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")
 
 

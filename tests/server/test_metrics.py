@@ -30,7 +30,7 @@ DOCS = {
 }
 # Every label a citewise series may carry: none holds free text from a request.
 LABELS = {"route", "method", "model", "status", "type", "operation", "kb", "outcome", "stage",
-          "purpose", "le"}  # fmt: skip
+          "purpose", "le", "result", "finding"}  # fmt: skip
 
 
 @dataclass
@@ -134,6 +134,14 @@ def test_requests_stages_answers_and_failures_move_the_metrics(
     assert after.value("citewise_answer_citations_count", model="citewise-rag") == 3
     assert after.value("citewise_answer_citations_sum", model="citewise-rag") == 3
     assert after.value("citewise_answers_without_citation_total", model="citewise-rag") == 0
+    # Every answer went through the grounding check. The scripted answer's "use the
+    # middleware, then restart" is not what the notes about signing keys say: its citation
+    # is counted as unsupported.
+    verified = {"model": "citewise-rag"}
+    ok = after.value("citewise_answers_verified_total", **verified, result="ok")
+    assert ok + after.value("citewise_answers_verified_total", **verified, result="failed") == 3
+    assert after.value("citewise_answer_grounding_findings_total", **verified,
+                       finding="unsupported_citations") == 3 - ok >= 1  # fmt: skip
     assert after.value("citewise_model_calls_total", purpose="answer", outcome="ok") == 3
     assert after.value("citewise_model_calls_total", purpose="answer", outcome="error") == 2
     check_bounded(after)

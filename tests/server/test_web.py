@@ -103,6 +103,11 @@ def test_a_conversation_in_the_page(
     # Rendered Markdown: code in <pre><code> with a copy button, a table, no literal **.
     answer = seen["answer"]
     assert answer["pre"] == 1 and answer["copyButtons"] == 1 and answer["tables"] == 1
+    # The code block, which the model left uncited, keeps its shape; the citation citewise
+    # attributed to it follows it as a number of its own (the table's words are in no
+    # section, so it stays uncited).
+    assert [a["after"] for a in answer["attributed"]] == ["code"]
+    assert all(a["href"].startswith("https://") and a["number"] for a in answer["attributed"])
     assert "**" not in answer["text"] and "<strong>middleware</strong>" in answer["html"]
     # Both citations link the section's title, right where the Markdown link was, though
     # emoji (two UTF-16 units each) come before them; both are source [1].

@@ -54,6 +54,12 @@ function answerOf(page) {
       target: a.target,
       before: a.previousSibling?.textContent ?? "",
     })),
+    // Citations citewise attributed: a number after the block they cover.
+    attributed: [...answer.querySelectorAll("a.citation-attributed")].map((a) => ({
+      href: a.href,
+      number: a.querySelector("sup")?.textContent,
+      after: a.closest("p, li")?.previousElementSibling?.className ?? "",
+    })),
   }));
 }
 

@@ -1,5 +1,5 @@
-"""`citewise bench beir | embed | langrag | parsers | serve | store`: retrieval, embedder,
-parser, server and store benchmarks."""
+"""`citewise bench beir | embed | ingest | langrag | parsers | serve | store | verify`:
+retrieval, embedder, ingest, parser, server, store and grounding-check benchmarks."""
 
 from __future__ import annotations
 
@@ -141,8 +141,23 @@ def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.verify_bench import format_report, run_verify_benchmark
+    from citewise.kb import Library
+
+    kb = Library.shared(settings).open(args.kb)
+    report = run_verify_benchmark(kb, Path(args.cases), Path(args.answers), rounds=args.rounds)
+    if args.output:
+        output = Path(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=2) + "\n")
+        output.with_suffix(".md").write_text(format_report(report))
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|langrag|parsers|serve|store``."""
+    """``citewise bench beir|embed|ingest|langrag|parsers|serve|store|verify``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -226,3 +241,18 @@ def add_bench_commands(commands: Subcommands) -> None:
     store.add_argument("--output", help="also write the JSON report here")
     store.add_argument("--json", action="store_true")
     store.set_defaults(run=cmd_bench_store)
+
+    check = kinds.add_parser(
+        "verify", help="the grounding check: speed on 2,000-character answers, thresholds"
+    )
+    check.add_argument("cases", help="question cases (e.g. ../shared/data/lgos-dev-cases.json)")
+    check.add_argument(
+        "--answers",
+        default="tests/data/lgos-dev-answers.json",
+        help="written answers per case id (JSON; {docs} stands for its _docs URL)",
+    )
+    check.add_argument("--kb", default=DEFAULT_KB, help="knowledge base the cases ask")
+    check.add_argument("--rounds", type=int, default=50, help="timed runs per case")
+    check.add_argument("--output", help="write the JSON report here (and a .md beside it)")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(run=cmd_bench_verify)

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import KnowledgeBase, Progress
-from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, SearchOptions
+from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, VERIFY_MODES, SearchOptions
 
 __all__ = [
     "DEFAULT_KB",
@@ -45,6 +45,7 @@ _SEARCH_FIELDS = (
     "scope",
     "doc_ids",
     "page_prefix",
+    "verify",  # answers only (``ask``, a knowledge base's defaults): the grounding check
 )
 # Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
 _OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
@@ -136,9 +137,11 @@ def add_search_flags(
     *,
     legacy: Sequence[str] = (),
     title: str = "search options (default: the knowledge base's own)",
+    answers: bool = False,
 ) -> None:
     """Add the search-option flags to ``sub``, each defaulting to None so the knowledge
-    base's own defaults apply unless a flag overrides them.
+    base's own defaults apply unless a flag overrides them; with ``answers``, also the
+    options of an answer (``--verify``).
 
     ``legacy`` names the old spellings the command kept for one release: ``-k`` (now
     ``--top-k``) and ``--mode`` (now ``--search-type``, ``keyword`` being ``full_text``).
@@ -162,6 +165,12 @@ def add_search_flags(
         help="only this document (repeatable)",
     )  # fmt: skip
     group.add_argument("--page-prefix", default=None, help="only pages under this path")
+    if answers:
+        group.add_argument(
+            "--verify", choices=VERIFY_MODES, default=None,
+            help="the answer's grounding check: off, report, warn (a warning in the answer) "
+            "or regenerate (written again once, naming what the docs do not hold)",
+        )  # fmt: skip
     if "k" in legacy:
         group.add_argument(
             "-k", dest="top_k", type=int, action=_Deprecated, replacement="--top-k",

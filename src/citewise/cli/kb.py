@@ -138,7 +138,7 @@ def add_kb_commands(commands: Subcommands) -> None:
     create.add_argument("--description", default="")
     create.add_argument("--json", action="store_true")
     # Here the search flags set the knowledge base's defaults, which each search overrides.
-    add_search_flags(create, title="search defaults (each search may override them)")
+    add_search_flags(create, title="search defaults (each search may override them)", answers=True)
     create.set_defaults(run=cmd_kb_create)
     listing = actions.add_parser("list", help="list knowledge bases")
     listing.add_argument("--json", action="store_true")

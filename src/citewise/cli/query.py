@@ -27,7 +27,7 @@ from citewise.kb import (
     Status,
     TextDelta,
 )
-from citewise.models import Answer
+from citewise.models import Answer, Citation
 
 __all__ = ["NO_MODEL_HINT", "add_query_commands", "read_history"]
 
@@ -113,19 +113,46 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
                 "text": answer.text,
                 "kind": answer.kind,
                 "queries": list(answer.queries),
-                "annotations": [asdict(citation) for citation in answer.citations],
+                "annotations": [annotation(citation) for citation in answer.citations],
                 "hits": [hit.as_json() for hit in answer.hits],
+                "verification": answer.verification and answer.verification.as_json(),
             }
         )
         return 0
     if not streamed:
         print(answer.text)
+    if answer.verification is not None and not answer.verification.ok:
+        print(f"citewise: {check_summary(answer)}", file=sys.stderr)
     sources = list(dict.fromkeys((c.url, c.title) for c in answer.citations))
     if sources:
         print("\nSources:")
         for number, (url, title) in enumerate(sources, start=1):
             print(f"  [{number}] {title}\n      {url}")
     return 0
+
+
+def annotation(citation: Citation) -> dict[str, object]:
+    """A citation as ``--json`` prints it: the ``url_citation`` fields, and ``attributed``
+    when citewise added it (the model wrote no link there)."""
+    fields = asdict(citation)
+    if not citation.attributed:
+        del fields["attributed"]
+    return fields
+
+
+def check_summary(answer: Answer) -> str:
+    """One line on what the grounding check found (stderr, beside the answer)."""
+    verification = answer.verification
+    assert verification is not None
+    found = []
+    if verification.unsupported:
+        found.append(f"not in the sections: {', '.join(verification.unsupported)}")
+    if verification.outside_links:
+        found.append(f"links outside the sections: {', '.join(verification.outside_links)}")
+    weak = sum(not c.supported for c in verification.citations)
+    if weak:
+        found.append(f"{weak} citation(s) weakly supported")
+    return "the grounding check found " + "; ".join(found)
 
 
 def add_query_commands(commands: Subcommands) -> None:
@@ -151,5 +178,5 @@ def add_query_commands(commands: Subcommands) -> None:
     )
     ask.add_argument("--json", action="store_true")
     # ``--mode`` never was an ``ask`` flag (argparse read it as ``--model``): only ``-k``.
-    add_search_flags(ask, legacy=("k",))
+    add_search_flags(ask, legacy=("k",), answers=True)
     ask.set_defaults(run=cmd_ask)

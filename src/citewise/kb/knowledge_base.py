@@ -24,7 +24,7 @@ from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
 from citewise.kb import ingesting
 from citewise.kb.config import KBConfig, stored_embedder
 from citewise.kb.ingest import IndexReport, Progress
-from citewise.models import Answer, Document, Hit, Section
+from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.retrieval.pipeline import retrieve, retrieve_sync
 from citewise.sources import SourceFile
@@ -364,6 +364,8 @@ class KnowledgeBase:
                 elif isinstance(event, Done):
                     op.set(citations=len(event.answer.citations), hits=len(event.answer.hits))
                     op.label(kind=event.answer.kind)
+                    if (checked := event.answer.verification) is not None:
+                        op.set(**verification_counts(checked))
                 yield event
 
     def stream(
@@ -436,3 +438,16 @@ class _Retriever:
         if self.on_search is not None:
             self.on_search(self.kb.name)
         return await self.kb._search(query, options)
+
+
+def verification_counts(verification: Verification) -> dict[str, float]:
+    """What an answer's grounding check found, as the answer operation's values (the
+    server's metrics count them)."""
+    return {
+        "verified_ok": float(verification.ok),
+        "unsupported_tokens": len(verification.unsupported),
+        "outside_links": len(verification.outside_links),
+        "unsupported_citations": sum(not c.supported for c in verification.citations),
+        "attributed_citations": verification.attributed,
+        "unsupported_blocks": len(verification.unsupported_blocks),
+    }

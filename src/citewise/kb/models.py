@@ -50,6 +50,7 @@ class ChatModels:
                 settings.llm_api_key,
                 settings.llm_model,
                 settings.llm_gguf,
+                str(settings.llm_temperature),
             )
         )
         with self._lock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,15 @@ _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120
 _RATIO_BUCKETS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 _COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21)
 OTHER = "other"
+
+
+_FINDINGS = (
+    "unsupported_tokens",
+    "outside_links",
+    "unsupported_citations",
+    "attributed_citations",
+    "unsupported_blocks",
+)
 
 
 class _Bounded:
@@ -123,6 +132,16 @@ class Metrics:
         self.uncited = counter(
             "citewise_answers_without_citation", "Answers that cite nothing", ["model"]
         )
+        self.verified = counter(
+            "citewise_answers_verified", "Answers checked by the grounding check, by result",
+            ["model", "result"],
+        )  # fmt: skip
+        self.grounding = counter(
+            "citewise_answer_grounding_findings",
+            "What the grounding check found in answers: unsupported_tokens, outside_links, "
+            "unsupported_citations, attributed_citations, unsupported_blocks",
+            ["model", "finding"],
+        )
         self.model_calls = counter(
             "citewise_model_calls", "Chat model calls by purpose and outcome",
             ["purpose", "outcome"],
@@ -181,6 +200,15 @@ class Metrics:
                 self.citations.labels(model).observe(citations)
                 if citations == 0:
                     self.uncited.labels(model).inc()
+                self._grounding(model, event.values)
+
+    def _grounding(self, model: str, values: Mapping[str, float]) -> None:
+        if "verified_ok" not in values:  # verify=off
+            return
+        self.verified.labels(model, "ok" if values["verified_ok"] else "failed").inc()
+        for finding in _FINDINGS:
+            if count := values.get(finding, 0):
+                self.grounding.labels(model, finding).inc(count)
 
     def finish_request(self, request: RequestContext, method: str, status: int) -> None:
         route = request.route()

@@ -41,6 +41,7 @@ from citewise.server.stream import (
     Payload,
     ResponseEvents,
     chat_annotations,
+    citewise_field,
     no_usage,
     sse,
 )
@@ -300,7 +301,7 @@ async def create_chat_completion(
             final: dict[str, Any] = {"annotations": chat_annotations(answer)}
             if len(text) > len(sent) and text.startswith(sent):
                 final["content"] = text[len(sent) :]
-            out = [sse(chunks.chunk(final, "stop"), named=False)]
+            out = [sse({**chunks.chunk(final, "stop"), **citewise_field(answer)}, named=False)]
             if body.include_usage:
                 out.append(sse(chunks.usage_chunk(run.usage_json()), named=False))
             return [*out, "data: [DONE]\n\n"]

@@ -75,6 +75,9 @@ _DESCRIPTIONS = {
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
+    "verify": "the answer's grounding check: off, report (in the response), warn (also a "
+    "visible warning in the answer) or regenerate (write it again once, naming what the "
+    "documentation does not hold)",
     KB_SETTING: "the knowledge base to answer from",
     STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
     "reasoning_content deltas before the answer",

@@ -38,6 +38,19 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
+VERIFICATION_KEY = "citewise_verification"
+"""The Responses ``metadata`` key of the grounding check's report (a JSON string: metadata
+values are strings)."""
+
+
+def grounding(answer: Answer) -> Payload | None:
+    """The grounding check's report of an answer, with the spans of the citations citewise
+    attributed itself (None when ``verify`` is ``off``)."""
+    if answer.verification is None:
+        return None
+    return answer.verification.as_json()
+
+
 def url_citation(citation: Citation) -> Payload:
     """A citation as a Responses ``url_citation`` annotation."""
     return {
@@ -186,6 +199,8 @@ class ResponseEvents:
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": usage["total_tokens"],
             }
+        if (report := grounding(answer)) is not None:
+            self.metadata = {**self.metadata, VERIFICATION_KEY: json.dumps(report)}
         events: list[Payload] = []
         rest = answer.text[len(self._streamed) :]
         if self._answer is None or (rest and answer.text.startswith(self._streamed)):
@@ -283,7 +298,15 @@ class ChatChunks:
             "annotations": chat_annotations(answer),
         }
         choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
-        return {**self._object("chat.completion", [choice]), "usage": usage or no_usage()}
+        completion = {**self._object("chat.completion", [choice]), "usage": usage or no_usage()}
+        return {**completion, **citewise_field(answer)}
+
+
+def citewise_field(answer: Answer) -> Payload:
+    """The ``citewise`` field of a Chat Completions answer (its last chunk when streamed):
+    the grounding check's report; nothing when ``verify`` is ``off``."""
+    report = grounding(answer)
+    return {} if report is None else {"citewise": {"verification": report}}
 
 
 def no_usage() -> Payload:
@@ -296,7 +319,7 @@ def chat_annotations(answer: Answer) -> list[Payload]:
     return [
         {
             "type": "url_citation",
-            "url_citation": {k: v for k, v in asdict(c).items() if k != "type"},
+            "url_citation": {k: v for k, v in asdict(c).items() if k not in ("type", "attributed")},
         }
         for c in answer.citations
     ]

@@ -41,6 +41,15 @@ function citedMarkdown(text, annotations) {
     if (start === undefined || end === undefined || start < at) return;
     const cited = text.slice(start, end);
     const link = /^\[([^\]]*)\]\([^)]*\)$/.exec(cited);
+    if (!link && !/^[a-z][a-z0-9+.-]*:\S*$/i.test(cited)) {
+      // A citation citewise attributed (the model wrote no link): it spans a whole block,
+      // which stays as written with the numbered marker after it (a code block or a table
+      // gets the marker on its own line, where it cannot break the block).
+      const apart = /^\s*(```|~~~|\|)/.test(cited);
+      source += `${text.slice(at, end)}${apart ? "\n\n" : " "}[](${CITE}${index})`;
+      at = end;
+      return;
+    }
     const label = (link ? link[1] : "") || a.title.replace(/[[\]]/g, "");
     source += `${text.slice(at, start)}[${label}](${CITE}${index})`;
     at = end;
@@ -55,7 +64,9 @@ function decorate(element, spans, sources) {
     const span = spans[Number(a.getAttribute("href").slice(CITE.length))];
     const source = sources.get(span.url);
     a.href = span.url;
-    a.className = "citation";
+    // An attributed citation is a bare number after the text it covers.
+    a.className = a.textContent ? "citation" : "citation-attributed";
+    if (!a.textContent) a.title = `Source ${source.n} (added by citewise): ${span.title}`;
     a.dataset.source = String(source.n);
     a.append(Object.assign(document.createElement("sup"), { textContent: source.n }));
   }
@@ -145,14 +156,14 @@ function showCard(link) {
 }
 
 document.addEventListener("mouseover", (e) => {
-  const link = e.target.closest && e.target.closest("a.citation, a.source");
+  const link = e.target.closest && e.target.closest("a.citation, a.citation-attributed, a.source");
   if (link) showCard(link);
 });
 document.addEventListener("mouseout", (e) => {
-  if (e.target.closest && e.target.closest("a.citation, a.source")) document.getElementById("card").hidden = true;
+  if (e.target.closest && e.target.closest("a.citation, a.citation-attributed, a.source")) document.getElementById("card").hidden = true;
 });
 document.addEventListener("focusin", (e) => {
-  if (e.target.matches("a.citation, a.source")) showCard(e.target);
+  if (e.target.matches("a.citation, a.citation-attributed, a.source")) showCard(e.target);
 });
 document.addEventListener("focusout", () => { document.getElementById("card").hidden = true; });
 

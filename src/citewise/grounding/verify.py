@@ -1,0 +1,238 @@
+"""The deterministic grounding check that runs on every answer: names, links and citations.
+
+:func:`verify` reads an answer against the sections it was written from (and the
+conversation) and reports what they do not support: identifier-like tokens found nowhere in
+them, links that point at no retrieved section, citations whose section shares too few words
+with the sentence they are attached to, and blocks no section supports. It is plain string
+work, a few milliseconds per answer (``citewise bench verify``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from citewise.grounding.markdown import (
+    Block,
+    blocks,
+    links,
+    outside_links_text,
+    sentence_around,
+    without_links,
+)
+from citewise.grounding.overlap import content_words, support, union
+from citewise.grounding.tokens import answer_tokens, inline_code_tokens
+from citewise.models import Citation, CitationSupport, Hit, Verification
+
+CITATION_THRESHOLD = 0.5
+"""A citation is supported when its section holds this share of its sentence's content
+words (measured on the LGOS dev cases: see ``benchmarks/verify.md``)."""
+BLOCK_THRESHOLD = 0.5
+"""A block is supported (and may be cited by attribution) when one section holds this
+share of its content words (``benchmarks/verify.md``)."""
+MIN_SENTENCE_WORDS = 3
+"""A sentence with fewer content words ("See [Install](…).") is judged with its block."""
+MIN_CLAIM_WORDS = 3
+"""A block with fewer content words (a greeting, a lead-in) makes no claim to support."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The retrieved sections and the conversation, prepared once per answer."""
+
+    hits: Sequence[Hit]
+    conversation: str = ""
+
+    @cached_property
+    def haystack(self) -> str:
+        parts = [hit.chunk.text for hit in self.hits] + [hit.url for hit in self.hits]
+        # Markdown escapes in sources (``CITEWISE\_HOME``) are not part of the name.
+        return "\n".join([*parts, self.conversation]).replace("\\_", "_").replace("\\*", "*")
+
+    @cached_property
+    def section_words(self) -> dict[str, frozenset[str]]:
+        """The content words of each retrieved section URL (its chunks together)."""
+        texts: dict[str, list[str]] = {}
+        for hit in self.hits:
+            texts.setdefault(hit.url, []).append(hit.chunk.text)
+        return {url: union(parts) for url, parts in texts.items()}
+
+    @cached_property
+    def pages(self) -> frozenset[str]:
+        return frozenset(hit.url.partition("#")[0] for hit in self.hits)
+
+    def holds(self, token: str) -> bool:
+        return token in self.haystack
+
+    @cached_property
+    def hosts(self) -> frozenset[str]:
+        return frozenset(_host(hit.url) for hit in self.hits if _host(hit.url))
+
+    def is_section(self, url: str) -> bool:
+        return url in self.section_words or url.partition("#")[0] in self.pages
+
+    def is_inside(self, url: str) -> bool:
+        """A retrieved section or its page, or a page of the same site that a retrieved
+        section links to itself (a quoted passage's own links)."""
+        return self.is_section(url) or (_host(url) in self.hosts and self.holds(url))
+
+    def best_section(self, words: frozenset[str]) -> tuple[str | None, float]:
+        """The section URL that supports ``words`` best, and its support."""
+        best: tuple[str | None, float] = (None, 0.0)
+        for url, section in self.section_words.items():
+            score = support(words, section)
+            if score > best[1]:
+                best = (url, score)
+        return best
+
+
+def _host(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if sep else ""
+
+
+def unsupported_tokens(text: str, sources: Sources) -> tuple[str, ...]:
+    """The answer's identifier-like tokens that the sources do not hold, each once."""
+    missing: dict[str, None] = {}
+    for link in links(text):
+        if not sources.is_section(link.url) and not sources.holds(link.url):
+            missing[link.url] = None
+    for token in answer_tokens(text):
+        if token.startswith("`") and token.endswith("`") and len(token) > 1:
+            span = token[1:-1]
+            if sources.holds(span):
+                continue
+            for word in inline_code_tokens(span):
+                if not _held(word, sources):
+                    missing[word] = None
+        elif not _held(token, sources):
+            missing[token] = None
+    return tuple(missing)
+
+
+def _held(token: str, sources: Sources) -> bool:
+    if sources.holds(token) or token.split(".")[0] in sys.stdlib_module_names:
+        return True
+    # ``app.add_middleware``: the receiver is the answer's own variable; the attribute
+    # path after it is what the docs must show.
+    head, dot, rest = token.partition(".")
+    return bool(dot) and head[:1].islower() and sources.holds(f".{rest}")
+
+
+def outside_links(text: str, sources: Sources) -> tuple[str, ...]:
+    """Links in the answer that point outside the retrieved sections, each once (see
+    :meth:`Sources.is_inside`)."""
+    found = (link.url for link in links(text) if not sources.is_inside(link.url))
+    return tuple(dict.fromkeys(found))
+
+
+def citation_support(text: str, citation: Citation, sources: Sources) -> CitationSupport:
+    """How well the cited section supports the sentence the citation is attached to.
+
+    An attributed citation is judged on the block it covers. A citation whose sentence has
+    too few words of its own ("See [Install](…).", a "**[Heading](…)**" line over a quote)
+    is judged on the block before or after it, whichever the section supports better.
+    """
+    section = sources.section_words.get(citation.url)
+    if citation.attributed:
+        spans = [(citation.start_index, citation.end_index)]
+    else:
+        spans = [sentence_around(text, citation.start_index, citation.end_index)]
+        start, end = spans[0]
+        if len(content_words(outside_links_text(text[start:end]))) < MIN_SENTENCE_WORDS:
+            spans = _neighbour_spans(text, citation.start_index)
+    score = max(support(_words(text, span), section) for span in spans) if section else 0.0
+    return CitationSupport(
+        url=citation.url,
+        start_index=citation.start_index,
+        end_index=citation.end_index,
+        score=score,
+        supported=section is not None and score >= CITATION_THRESHOLD,
+        attributed=citation.attributed,
+    )
+
+
+def _words(text: str, span: tuple[int, int]) -> frozenset[str]:
+    return content_words(without_links(text[span[0] : span[1]]))
+
+
+def _neighbour_spans(text: str, index: int) -> list[tuple[int, int]]:
+    """The block holding ``index`` joined with the block before it, and with the one after."""
+    found = blocks(text)
+    for number, block in enumerate(found):
+        if block.start <= index <= block.end:
+            before = found[number - 1].start if number else block.start
+            after = found[number + 1].end if number + 1 < len(found) else block.end
+            return [(before, block.end), (block.start, after)]
+    return [(0, len(text))]
+
+
+# A paragraph wholly in italics is a note about the answer (the extractive label), not a claim.
+_NOTE = re.compile(r"\s*([*_])(?!\1)[^*_].*(?<!\1)\1\s*", re.S)
+
+
+def claims(text: str) -> list[Block]:
+    """The blocks that make a claim: paragraphs, list items and code blocks with enough
+    content words (headings, italic notes and one-line lead-ins do not)."""
+    return [
+        block
+        for block in blocks(text)
+        if block.kind != "heading"
+        and not _NOTE.fullmatch(block.text)
+        and len(content_words(without_links(block.text))) >= MIN_CLAIM_WORDS
+    ]
+
+
+def unsupported_blocks(text: str, sources: Sources) -> tuple[str, ...]:
+    """The first words of each claim no retrieved section supports (none without hits)."""
+    if not sources.hits:
+        return ()
+    found = []
+    for block in claims(text):
+        words = content_words(without_links(block.text))
+        if sources.best_section(words)[1] < BLOCK_THRESHOLD:
+            found.append(_excerpt(block.text))
+    return tuple(found)
+
+
+def _excerpt(text: str, size: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+def verify(
+    text: str,
+    hits: Sequence[Hit],
+    conversation: str = "",
+    citations: Sequence[Citation] = (),
+    *,
+    mode: str = "report",
+) -> Verification:
+    """Check ``text`` against the sections it was written from and the conversation.
+
+    Args:
+        text: the answer.
+        hits: the retrieved sections the answer call saw.
+        conversation: the conversation's text (names the user wrote are supported).
+        citations: the answer's ``url_citation`` annotations (attributed ones included).
+        mode: the ``verify`` option the check runs under (recorded in the result).
+    """
+    return check(text, Sources(hits, conversation), citations, mode=mode)
+
+
+def check(
+    text: str, sources: Sources, citations: Sequence[Citation] = (), *, mode: str = "report"
+) -> Verification:
+    """:func:`verify` over sources already prepared (``ground`` shares them with
+    attribution)."""
+    return Verification(
+        unsupported=unsupported_tokens(text, sources),
+        outside_links=outside_links(text, sources),
+        citations=tuple(citation_support(text, c, sources) for c in citations),
+        attributed=sum(1 for c in citations if c.attributed),
+        unsupported_blocks=unsupported_blocks(text, sources),
+        mode=mode,
+    )

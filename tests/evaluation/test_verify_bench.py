@@ -1,0 +1,47 @@
+"""`citewise bench verify`: timings of the check and the threshold data, on the dev cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from citewise.evaluation.verify_bench import (
+    ANSWER_CHARS,
+    format_report,
+    padded,
+    run_verify_benchmark,
+)
+from citewise.grounding import BLOCK_THRESHOLD, CITATION_THRESHOLD
+from citewise.kb import KnowledgeBase
+
+from ..conftest import LGOS
+
+CASES = LGOS.parent / "lgos-dev-cases.json"
+ANSWERS = Path(__file__).parents[1] / "data" / "lgos-dev-answers.json"
+
+
+@pytest.mark.skipif(not CASES.exists(), reason=f"dev cases not found at {CASES}")
+def test_the_report_times_the_check_and_separates_positives_from_negatives(
+    lgos_kb: KnowledgeBase,
+) -> None:
+    report = run_verify_benchmark(lgos_kb, CASES, ANSWERS, rounds=2)
+
+    assert len(report["cases"]) == 7
+    assert report["speed"]["rounds"] == 2 and report["speed"]["verify"]["p50_ms"] > 0
+    for kind, threshold in (("block", BLOCK_THRESHOLD), ("citation", CITATION_THRESHOLD)):
+        data = report["thresholds"][kind]
+        assert data["positives"]["median"] > data["negatives"]["median"]
+        (rate,) = [r for r in data["rates"] if r["threshold"] == threshold]
+        assert rate["positives_kept"] > 0.9 and rate["negatives_passed"] < 0.2, (kind, rate)
+    markdown = format_report(report)
+    assert markdown.startswith("# Grounding check") and "| `verify` |" in markdown
+
+
+def test_answers_are_padded_to_the_benchmark_size(lgos_kb: KnowledgeBase) -> None:
+    hits = lgos_kb.search("API key authentication")
+
+    text = padded("Short answer.", hits)
+
+    assert len(text) == ANSWER_CHARS and text.startswith("Short answer.\n\n")
+    assert hits[0].url in text
