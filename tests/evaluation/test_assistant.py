@@ -44,13 +44,24 @@ def test_a_planner_that_always_searches_fails_the_chat_cases(lgos_kb: KnowledgeB
     assert "needs no search" in outcomes["dev-hello"].failures[0]
 
 
-def test_a_failing_judge_verdict_fails_the_case(lgos_kb: KnowledgeBase) -> None:
+def shape_judge(call: ScriptedCall) -> dict[str, Any]:
+    if call.kind == "GroundedVerdict":
+        return {"grounded": "yes", "offending": []}
+    return {"passed": "no", "reason": "not small talk"}
+
+
+def test_a_failing_judge_verdict_fails_the_case_when_asked(lgos_kb: KnowledgeBase) -> None:
     cases = [c for c in load_cases(require(CASES)) if c.id == "dev-hello"]
     model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="Here is a poem."))
-    judge = ScriptedChatModel(reply=lambda call: {"passed": "no", "reason": "not small talk"})
-    (outcome,) = asyncio.run(evaluate_assistant(cases, lgos_kb.with_model(model), judge=judge))
+    judge = ScriptedChatModel(reply=shape_judge)
+    kb = lgos_kb.with_model(model)
+    (outcome,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge, fail_on_judge=True))
     assert outcome.failures == ["reply shape (small_talk): not small talk"]
     assert "Here is a poem." in judge.calls[0].last
+    # Without fail_on_judge the verdict is reported and the case passes.
+    (reported,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge))
+    assert reported.passed
+    assert reported.judge_failures == ["reply shape (small_talk): not small talk"]
 
 
 def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeBase) -> None:
