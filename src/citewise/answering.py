@@ -133,8 +133,24 @@ async def _extractive(
         queries = (question, joined)
     result = extractive_answer(" ".join(queries), hits)
     result = replace(result, queries=queries)
+    result = _grounded(result, turns, options.verify)
     yield TextDelta(result.text)
     yield Done(result)
+
+
+def _grounded(result: Answer, turns: list[AnyMessage], mode: str) -> Answer:
+    """The extractive answer checked like a written one (``regenerate`` has nothing to
+    write again, so it reports)."""
+    from citewise.grounding import ground, warning
+
+    conversation = "\n".join(str(turn.text) for turn in turns)
+    citations, verification = ground(
+        result.text, result.hits, conversation, result.citations, mode=mode
+    )
+    text = result.text
+    if verification is not None and mode == "warn":
+        text += warning(verification)
+    return replace(result, text=text, citations=citations, verification=verification)
 
 
 def _fused(last: Sequence[Hit], joined: Sequence[Hit], top_k: int) -> list[Hit]:

@@ -102,6 +102,79 @@ class Citation:
     start_index: int
     end_index: int
     type: str = "url_citation"
+    attributed: bool = False
+    """True when citewise added it (the model wrote no link for that text): see
+    ``citewise.grounding``. Not part of the annotation a client receives."""
+
+
+@dataclass(frozen=True)
+class CitationSupport:
+    """How well one citation's section supports the text it is attached to.
+
+    ``score`` is the share of the text's content words found in the section (0 to 1);
+    ``supported`` is ``score`` at or over the threshold.
+    """
+
+    url: str
+    start_index: int
+    end_index: int
+    score: float
+    supported: bool
+    attributed: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "url": self.url,
+            "start_index": self.start_index,
+            "end_index": self.end_index,
+            "score": round(self.score, 3),
+            "supported": self.supported,
+            "attributed": self.attributed,
+        }
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What the deterministic check found in one answer (``citewise.grounding.verify``).
+
+    ``unsupported``: identifier-like tokens (inline code, environment variables, dotted
+    paths, CLI flags and commands, URLs, function and class names) found in neither the
+    retrieved sections nor the conversation. ``outside_links``: links that point at no
+    retrieved section. ``citations``: each citation's support. ``attributed``: citations
+    citewise added itself. ``unsupported_blocks``: paragraphs, list items or code blocks
+    no retrieved section supports (their first words). ``mode`` is the ``verify`` option
+    it ran under; ``regenerated`` says the answer was written again once.
+    """
+
+    unsupported: tuple[str, ...] = ()
+    outside_links: tuple[str, ...] = ()
+    citations: tuple[CitationSupport, ...] = ()
+    attributed: int = 0
+    unsupported_blocks: tuple[str, ...] = ()
+    mode: str = "report"
+    regenerated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """No unsupported token, no outside link, and every citation supported."""
+        return (
+            not self.unsupported
+            and not self.outside_links
+            and all(c.supported for c in self.citations)
+        )
+
+    def as_json(self) -> dict[str, object]:
+        """The verification as every door reports it."""
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "unsupported": list(self.unsupported),
+            "outside_links": list(self.outside_links),
+            "citations": [c.as_json() for c in self.citations],
+            "attributed": self.attributed,
+            "unsupported_blocks": list(self.unsupported_blocks),
+            "regenerated": self.regenerated,
+        }
 
 
 @dataclass(frozen=True)
@@ -109,7 +182,8 @@ class Answer:
     """An answer with its citations and the hits it was written from.
 
     ``kind`` says how it was written: ``extractive`` (quoted passages, no chat model) or
-    ``generated`` (a chat model).
+    ``generated`` (a chat model). ``verification`` is what the grounding check found (set
+    by the workflow on every answer unless the ``verify`` option is ``off``).
     """
 
     text: str
@@ -117,6 +191,7 @@ class Answer:
     hits: tuple[Hit, ...]
     kind: str = "extractive"
     queries: tuple[str, ...] = field(default_factory=tuple)
+    verification: Verification | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids`` and ``page_prefix``. A
+``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids``, ``page_prefix`` and
+``verify`` (the answer's grounding check: ``off | report | warn | regenerate``). A
 knowledge base stores its defaults as a ``SearchOptions``; a request overrides some of them.
 
 Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
@@ -24,10 +25,12 @@ from citewise.models import SearchFilter
 SearchType = Literal["hybrid", "vector", "full_text"]
 QueryRewrite = Literal["off", "hyde", "multi_query", "step_back"]
 Rerank = Literal["off", "cross_encoder", "llm"]
+Verify = Literal["off", "report", "warn", "regenerate"]
 
 SEARCH_TYPES: tuple[str, ...] = ("hybrid", "vector", "full_text")
 QUERY_REWRITES: tuple[str, ...] = ("off", "hyde", "multi_query", "step_back")
 RERANKERS: tuple[str, ...] = ("off", "cross_encoder", "llm")
+VERIFY_MODES: tuple[str, ...] = ("off", "report", "warn", "regenerate")
 
 ALL_SCOPE = "all"
 """The scope that searches everything (also the meaning of no scope)."""
@@ -57,6 +60,11 @@ class SearchOptions(BaseModel):
         context_window: append up to N neighbouring chunks of the same section to each hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
+        verify: what the answer's grounding check does (``citewise.grounding``): ``off``;
+            ``report`` (the unsupported tokens, outside links and citation support are
+            reported with the answer); ``warn`` (also appends a visible warning to the
+            answer); ``regenerate`` (writes the answer once more, naming the unsupported
+            tokens, before reporting).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +78,7 @@ class SearchOptions(BaseModel):
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None
+    verify: Verify = "report"
 
     @property
     def ranker(self) -> str:

@@ -16,6 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from citewise.errors import ModelError
+from citewise.graph.check import after_check, check
 from citewise.graph.nodes import answer, plan, retrieve
 from citewise.graph.prompts import Grade, Rewrite, grade_messages, rewrite_messages
 from citewise.graph.state import MAX_REWRITES, Deps, GraphState, Update, emit_status
@@ -87,10 +88,12 @@ def agentic_graph() -> CompiledStateGraph[GraphState, Deps, GraphState, GraphSta
     graph.add_node("grade", grade)
     graph.add_node("rewrite", rewrite)
     graph.add_node("answer", answer)
+    graph.add_node("check", check)
     graph.add_edge(START, "decide")
     graph.add_conditional_edges("decide", after_decide)
     graph.add_edge("retrieve", "grade")
     graph.add_conditional_edges("grade", after_grade)
     graph.add_conditional_edges("rewrite", after_rewrite)
-    graph.add_edge("answer", END)
+    graph.add_edge("answer", "check")
+    graph.add_conditional_edges("check", after_check, ["answer", END])
     return graph.compile(name=NAME)

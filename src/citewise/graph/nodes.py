@@ -6,11 +6,13 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from citewise import telemetry
 from citewise.errors import ModelError
+from citewise.graph.check import holds_back
 from citewise.graph.citations import find_citations
 from citewise.graph.events import TextDelta
 from citewise.graph.prompts import (
@@ -87,6 +89,10 @@ async def retrieve(state: GraphState, runtime: Runtime[Deps]) -> Update:
     return {"hits": merge_hits(rankings), "status": status}
 
 
+def _discard(_: object) -> None:
+    pass
+
+
 async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
     """The only streamed call: the answer from the hits (if any), cited from its final text."""
     status = emit_status(WRITING)
@@ -94,7 +100,11 @@ async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
     usable = hits if state.get("relevant", True) else []
     searched = bool(state.get("queries")) or state.get("rewrites", 0) > 0
     messages, _ = answer_messages(state["messages"], usable, state["options"], searched=searched)
-    write = get_stream_writer()
+    if retry := state.get("retry"):
+        # The one regeneration sees its first answer and what the check found in it.
+        messages += [AIMessage(state["answer"].text), HumanMessage(retry)]
+    # Held back under verify=regenerate until checked: ``check`` streams it (or replaces it).
+    write = get_stream_writer() if not holds_back(state) else _discard
     pieces: list[str] = []
     track_model_calls()
     with telemetry.stage("generate"):

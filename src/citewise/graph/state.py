@@ -34,7 +34,8 @@ class Update(TypedDict, total=False):
     """What a node returns: only the keys it changes.
 
     ``status`` collects every status update in order (also streamed as it happens);
-    ``rewrites`` counts the agentic workflow's query rewrites; ``relevant`` is its grade.
+    ``rewrites`` counts the agentic workflow's query rewrites; ``relevant`` is its grade;
+    ``retry`` is what ``check`` tells the one regeneration (``verify=regenerate``).
     """
 
     queries: list[str]
@@ -42,6 +43,7 @@ class Update(TypedDict, total=False):
     relevant: bool
     rewrites: int
     answer: Answer
+    retry: str
     status: Annotated[list[str], operator.add]
 
 

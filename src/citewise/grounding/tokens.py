@@ -1,0 +1,144 @@
+"""Identifier-like tokens of an answer: the names a docs assistant must never invent.
+
+Inline code, environment variable names, dotted import paths, CLI flags and commands,
+function and class names, in prose and in code blocks. URLs are links
+(:mod:`citewise.grounding.markdown`) and checked there. A token is *supported* when it
+occurs, as written, in the retrieved sections or the conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from citewise.grounding.markdown import BARE_URL, FENCE, INLINE_CODE, MARKDOWN_LINK
+
+ENV_VAR = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])")
+LONG_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?<!-)")
+DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w])")
+CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?!s\))")
+SNAKE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w])")
+CAMEL = re.compile(r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?![\w])")
+IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+)?import\s+([\w., ]+)", re.M)
+DEFINED = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)|^\s*(\w+)\s*=", re.M)
+_CODE_WORD = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_][\w]*)*")
+_SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session"})
+
+# Dotted words that are prose, not paths.
+_PROSE_DOTTED = frozenset({"e.g", "i.e", "a.k.a", "etc", "vs", "cf"})
+# Names any Python snippet may call without the docs having to show them.
+_BUILTINS = frozenset(
+    """print len str int float bool dict list set tuple range open isinstance super type
+    getattr setattr hasattr sorted enumerate zip map filter min max sum any all repr
+    format iter next id abs round vars input object Exception ValueError""".split()
+)
+
+
+def prose_tokens(prose: str) -> Iterator[str]:
+    """The identifier-like tokens of text outside code (links already removed)."""
+    for pattern in (ENV_VAR, LONG_FLAG, SNAKE, CAMEL):
+        yield from (match.group(0) for match in pattern.finditer(prose))
+    for match in DOTTED.finditer(prose):
+        if match.group(0).lower() not in _PROSE_DOTTED:
+            yield match.group(0)
+    for match in CALL.finditer(prose):
+        yield match.group(1)
+
+
+def inline_code_tokens(code: str) -> Iterator[str]:
+    """Every name in an inline code span (the span itself when the docs hold it whole is
+    checked by the caller first)."""
+    for word in _CODE_WORD.findall(code):
+        if len(word) > 1:
+            yield word.rstrip(".:/-")
+
+
+def code_block_tokens(block: str, language: str) -> Iterator[str]:
+    """The names a code block relies on: environment variables, dotted paths, flags,
+    imported names, classes and called functions; in a shell block, every word of each
+    command. Names the block defines itself (``def``, ``class``, assignments) are its own."""
+    body = block.split("\n", 1)[1] if "\n" in block else ""
+    body = re.sub(r"^[ \t]*(```+|~~~+)[ \t]*$", "", body, flags=re.M)
+    body = BARE_URL.sub(" ", body)
+    defined = {name for match in DEFINED.finditer(body) for name in match.groups() if name}
+    if language.lower() in _SHELL_LANGUAGES or _looks_like_shell(body):
+        yield from _shell_tokens(body)
+        return
+    body = _without_strings_and_comments(body)
+    for pattern in (ENV_VAR, LONG_FLAG, CAMEL):
+        yield from (m.group(0) for m in pattern.finditer(body) if m.group(0) not in defined)
+    for match in DOTTED.finditer(body):
+        yield match.group(0)
+    for match in IMPORT.finditer(body):
+        if match.group(1):
+            yield match.group(1)
+        for name in match.group(2).split(","):
+            name = name.strip().split(" as ")[0].strip()
+            if name:
+                yield name
+    for match in CALL.finditer(body):
+        name = match.group(1)
+        if "." not in name and name not in defined and name not in _BUILTINS:
+            yield name
+
+
+def _looks_like_shell(body: str) -> bool:
+    lines = [line for line in body.splitlines() if line.strip()]
+    return bool(lines) and all(line.lstrip().startswith("$ ") for line in lines)
+
+
+def _shell_tokens(body: str) -> Iterator[str]:
+    for line in body.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        line = line.removeprefix("$ ").strip()
+        if not line or line.startswith("#"):
+            continue
+        for word in line.split():
+            word = word.strip("'\"")
+            if any(c in word for c in "<>{}$=\\|&;*\"'") or not word:
+                continue
+            if re.fullmatch(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w.\-/:\[\],]*", word):
+                yield word.rstrip(".,:/")
+
+
+_STRING_OR_COMMENT = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\n]*"|\'[^\'\n]*\'|#[^\n]*'
+)
+
+
+def _without_strings_and_comments(code: str) -> str:
+    # Words inside strings and comments are prose or placeholders, except an environment
+    # variable read by name (os.environ["X_Y"]) which stays a name to check.
+    def keep(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if text.startswith("#"):
+            return " "
+        inner = text.strip("\"'")
+        return f" {inner} " if ENV_VAR.fullmatch(inner) else " "
+
+    return _STRING_OR_COMMENT.sub(keep, code)
+
+
+def answer_tokens(text: str) -> Iterator[str]:
+    """Every identifier-like token of an answer, in order (repeats included)."""
+    position = 0
+    for fence in FENCE.finditer(text):
+        yield from _prose_and_inline(text[position : fence.start()])
+        yield from code_block_tokens(fence.group(0), fence.group(2))
+        position = fence.end()
+    yield from _prose_and_inline(text[position:])
+
+
+def _prose_and_inline(text: str) -> Iterator[str]:
+    text = MARKDOWN_LINK.sub(lambda m: f" {m.group('text')} ", text)
+    text = BARE_URL.sub(" ", text)
+    position = 0
+    for code in INLINE_CODE.finditer(text):
+        yield from prose_tokens(text[position : code.start()])
+        span = code.group(2).strip()
+        yield f"`{span}`"
+        position = code.end()
+    yield from prose_tokens(text[position:])
+
+
+__all__ = ["answer_tokens", "inline_code_tokens"]
