@@ -59,8 +59,10 @@ def test_the_judge_sees_the_answer_calls_sections_and_fails_a_fabrication(
     assert outcome.grounding is not None and not outcome.grounding.passed
     assert [o.span for o in outcome.grounding.offending] == ["LGOS_MAGIC_TOKEN=1"]
     assert [o.span for o in outcome.grounding.unquoted] == ["--warp-speed"]
-    assert outcome.passed  # reported, not failed
     assert outcome.judge_failures == ["not grounded: setting 'LGOS_MAGIC_TOKEN=1'"]
+    # The judge reports; the case fails on the deterministic check alone, which agrees.
+    assert outcome.check_ok is False
+    assert outcome.failures == ["unsupported by the sections: LGOS_MAGIC_TOKEN, --turbo"]
 
 
 def test_the_judge_sees_the_earlier_turns_of_a_follow_up(lgos_kb: KnowledgeBase) -> None:

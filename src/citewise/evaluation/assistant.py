@@ -102,16 +102,16 @@ def structural_failures(case: Case, answer: Answer) -> list[str]:
     for index, pages in enumerate(case.parts):
         if first_answering_rank(answer.hits, pages) is None:
             failures.append(f"part {index}: none of {list(pages)} retrieved")
-    verification = getattr(answer, "verification", None)
+    verification = answer.verification
     if verification is not None and not verification.ok:
-        unsupported = [*verification.unsupported, *verification.outside_links]
-        failures.append(f"unsupported by the sections: {', '.join(map(str, unsupported))}")
+        found = [*verification.unsupported, *verification.outside_links]
+        found += [f"citation {c.url}" for c in verification.citations if not c.supported]
+        failures.append(f"unsupported by the sections: {', '.join(found)}")
     return failures
 
 
 def _verification_json(answer: Answer) -> Any:
-    verification = getattr(answer, "verification", None)
-    return None if verification is None else verification.as_json()
+    return None if answer.verification is None else answer.verification.as_json()
 
 
 async def judge_reply(judge: BaseChatModel, case: Case, answer: Answer) -> Verdict:

@@ -158,8 +158,7 @@ async def judge_grounding(judge: BaseChatModel, case: Case, answer: Answer) -> J
 
 def deterministic_ok(answer: Answer) -> bool | None:
     """``Answer.verification.ok``, or None when the answer carries no verification."""
-    verification = getattr(answer, "verification", None)
-    return None if verification is None else bool(verification.ok)
+    return None if answer.verification is None else answer.verification.ok
 
 
 def agreement(pairs: Sequence[tuple[bool | None, Judgement | None]]) -> dict[str, int]:
