@@ -7,12 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from citewise.cli import main
 from citewise.evaluation.assistant import evaluate_assistant
 from citewise.evaluation.cases import load_cases
 from citewise.evaluation.harness import run_assistant_eval
 from citewise.evaluation.judge import Judgement, agreement, agreement_markdown
 from citewise.kb import KnowledgeBase
-from citewise.testing import ScriptedCall, ScriptedChatModel, script
+from citewise.testing import OpenAIStub, ScriptedCall, ScriptedChatModel, StubReply, script
 
 from ..conftest import SHARED_DATA, require
 from .test_assistant import case_aware_plan
@@ -133,3 +136,37 @@ def test_agreement_counts_only_answers_both_judged() -> None:
         "check_fail/judge_fail": 2,
     }
     assert "Agreement: 3/4 answers (75%)." in agreement_markdown(table)
+
+
+def test_the_cli_judges_over_an_endpoint_and_fails_only_when_asked(
+    lgos_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [c for c in json.loads(require(CASES).read_text()) if c["id"] == "dev-install"]
+    cases_file = tmp_path / "cases.json"
+    cases_file.write_text(json.dumps(cases))
+
+    def endpoint(body: dict[str, Any]) -> StubReply:
+        tool = body["tools"][0]["function"]["name"] if body.get("tools") else None
+        if tool == "Plan":
+            return StubReply(tool_call=("Plan", {"needs_docs": True, "queries": ["install"]}))
+        if tool == "Verdict":
+            return StubReply(tool_call=("Verdict", {"passed": "yes", "reason": "answers"}))
+        if tool == "GroundedVerdict":
+            assert body["model"] == "judge-m" and body["temperature"] == 0.0
+            verdict = {"grounded": "no", "offending": [{"span": "docs", "kind": "other"}]}
+            return StubReply(tool_call=("GroundedVerdict", verdict))
+        return StubReply(content="See the docs.")
+
+    with OpenAIStub(endpoint) as stub:
+        monkeypatch.setenv("CITEWISE_HOME", str(lgos_home))
+        monkeypatch.setenv("CITEWISE_LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("CITEWISE_LLM_MODEL", "answer-m")
+        out = tmp_path / "out"
+        argv = ["eval", str(cases_file), "--kb", "lgos", "--judge-model", "judge-m"]
+        assert main([*argv, "--max-failures", "0", "--output", str(out)]) == 0
+        assert main([*argv, "--max-failures", "0", "--fail-on-judge"]) == 1
+    models = {body["model"] for body in stub.requests}
+    assert models == {"answer-m", "judge-m"}
+    report = (out / "report.md").read_text()
+    assert "| check pass | 0 | 1 |" in report
+    assert "judge: judge-m" in report
