@@ -55,15 +55,20 @@ def run(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def subset(cases: Path, ids: list[str] | None, limit: int | None, out: Path) -> Path:
-    """The cases file, or a copy holding only ``ids`` / the first ``limit`` cases."""
-    if not ids and not limit:
+def subset(
+    cases: Path, ids: list[str] | None, limit: int | None, top_k: int | None, out: Path
+) -> Path:
+    """The cases file, or a copy holding only ``ids`` / the first ``limit`` cases, each
+    searching ``top_k`` sections per query (its ``settings`` are search options)."""
+    if not ids and not limit and not top_k:
         return cases
     chosen = json.loads(cases.read_text(encoding="utf-8"))
     if ids:
         chosen = [case for case in chosen if case["id"] in ids]
     if limit:
         chosen = chosen[:limit]
+    for case in chosen if top_k else ():
+        case["settings"] = {**case.get("settings", {}), "top_k": top_k}
     out.mkdir(parents=True, exist_ok=True)
     path = out / cases.name
     path.write_text(json.dumps(chosen, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -108,6 +113,9 @@ def main() -> int:
     parser.add_argument("--cases", nargs="*", help="only these case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument(
+        "--top-k", type=int, help="sections per planned query (default: the kb's, 10)"
+    )
+    parser.add_argument(
         "--home",
         default=str(Path(tempfile.gettempdir()) / "citewise-real-model"),
         help="CITEWISE_HOME, kept between runs (the index and the joined GGUF)",
@@ -132,7 +140,7 @@ def main() -> int:
             run([*citewise, "index", str(docs), "--kb", kb, "--site-url", site,
                  "--version", version], env)  # fmt: skip
         out = Path(args.output) / f"{tag}-{name}"
-        chosen = subset(cases, args.cases, args.limit, out / "cases")
+        chosen = subset(cases, args.cases, args.limit, args.top_k, out / "cases")
         seconds = run([*citewise, "eval", str(chosen), "--kb", kb, "--output", str(out),
                        "--judge-model", args.judge_model or args.model,
                        "--max-failures", "1000"], env)  # fmt: skip
@@ -151,6 +159,7 @@ def main() -> int:
         f"- llama-cpp-python: {_version('llama-cpp-python')}; model {args.model!r}, "
         f"GGUF {env.get('CITEWISE_LLM_GGUF', 'found by citewise')}",
         f"- judge: {args.judge_model or args.model} (the same model as the answers when equal)",
+        f"- sections per planned query (top_k): {args.top_k or 'the default, 10'}",
         "",
     ]
     Path(args.report).write_text("\n".join(header + sections) + "\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from citewise.evaluation.assistant import evaluate_assistant, planner_figures
@@ -70,3 +71,13 @@ def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeB
     planner = outcome.results["modes"]["planner"]["figures"]
     assert planner["recall@10"] == 1.0
     assert all(call.kind == "Plan" for call in model.calls)
+
+
+def test_a_cases_settings_are_its_search_options(lgos_kb: KnowledgeBase) -> None:
+    (case,) = [c for c in load_cases(require(CASES)) if c.id == "dev-install"]
+    narrow = replace(case, settings={"scope": "all", "top_k": 2})
+    model = ScriptedChatModel(reply=script(answer="See the docs."))
+    kb = lgos_kb.with_model(model)
+    (wide_outcome, narrow_outcome) = asyncio.run(evaluate_assistant([case, narrow], kb))
+    assert len(narrow_outcome.answers[0].hits) == 2
+    assert len(wide_outcome.answers[0].hits) > 2

@@ -158,10 +158,11 @@ async def evaluate_assistant(
     outcomes = []
     for case in cases:
         outcome = CaseOutcome(case)
-        scope = str(case.settings.get("scope", "all"))
+        # The case's settings are search options (scope, top_k…), as every door names them.
+        settings = {"scope": "all", **case.settings}
         for _ in range(runs):
             started = time.perf_counter()
-            answer = await kb.aask(list(case.messages), scope=scope, workflow=workflow)
+            answer = await kb.aask(list(case.messages), workflow=workflow, **settings)
             outcome.latencies.append(time.perf_counter() - started)
             outcome.answers.append(answer)
             for failure in structural_failures(case, answer):
