@@ -84,7 +84,7 @@ def excerpts(results: dict[str, Any]) -> list[str]:
         verification = case.get("verification") or {}
         judge = case.get("grounding_judge") or {}
         lines += [
-            f"### `{case['case']}` — {'pass' if case['passed'] else 'FAIL'}, "
+            f"#### `{case['case']}` — {'pass' if case['passed'] else 'FAIL'}, "
             f"{case['median_latency_ms'] / 1000:.1f} s",
             "",
             f"- planner queries: {case['queries'][0] if case['queries'] else []}",
@@ -156,8 +156,13 @@ def main() -> int:
         f"- command: `{' '.join(['python', *sys.argv])}`",
         f"- machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), "
         f"Python {platform.python_version()}",
-        f"- llama-cpp-python: {_version('llama-cpp-python')}; model {args.model!r}, "
-        f"GGUF {env.get('CITEWISE_LLM_GGUF', 'found by citewise')}",
+        f"- model {args.model!r}"
+        + (
+            f" (llama-cpp-python {_version('llama-cpp-python')}, GGUF "
+            f"{env.get('CITEWISE_LLM_GGUF', 'found by citewise')})"
+            if args.model == "local"
+            else f" at {env.get('CITEWISE_LLM_BASE_URL', 'OpenAI')}"
+        ),
         f"- judge: {args.judge_model or args.model} (the same model as the answers when equal)",
         f"- sections per planned query (top_k): {args.top_k or 'the default, 10'}",
         "",
