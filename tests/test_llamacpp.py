@@ -12,7 +12,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from citewise.config import Settings
-from citewise.errors import ConfigurationError
+from citewise.errors import ConfigurationError, ModelError
 from citewise.graph.prompts import Plan
 from citewise.llamacpp import LlamaCppChatModel, PackagedGGUF, find_gguf, reassemble_gguf
 from citewise.llm import astructured, at_temperature_zero
@@ -118,3 +118,28 @@ def test_an_explicit_gguf_path_wins_and_must_exist(tmp_path: Path) -> None:
     assert find_gguf(Settings(home=tmp_path, llm_gguf=str(gguf))) == gguf
     with pytest.raises(ConfigurationError, match="no such file"):
         find_gguf(Settings(home=tmp_path, llm_gguf=str(tmp_path / "missing.gguf")))
+
+
+class OverflowingLlama(FakeLlama):
+    """Refuses every prompt as llama-cpp-python does one longer than ``n_ctx``."""
+
+    def create_chat_completion(self, **request: Any) -> Any:
+        error = ValueError("Requested tokens (9100) exceed context window of 8192")
+        if not request.get("stream"):
+            raise error
+
+        def chunks() -> Iterator[dict[str, Any]]:
+            raise error
+            yield {}
+
+        return chunks()
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_prompt_longer_than_the_context_is_a_model_error(streamed: bool) -> None:
+    model = LlamaCppChatModel(llama=OverflowingLlama(""))
+    with pytest.raises(ModelError, match="does not fit the local model's context"):
+        if streamed:
+            list(model.stream([HumanMessage("q")]))
+        else:
+            model.invoke([HumanMessage("q")])

@@ -8,6 +8,7 @@ an optional extra and imported only when the local model is used. Measured on 2 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -25,7 +26,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from citewise.config import Settings
-from citewise.errors import ConfigurationError, MissingExtraError
+from citewise.errors import ConfigurationError, MissingExtraError, ModelError
 
 GGUF_MAGIC = b"GGUF"
 _COPY_BUFFER = 8 * 1024 * 1024
@@ -141,6 +142,20 @@ def local_chat_model(
     )
 
 
+@contextlib.contextmanager
+def _context_errors() -> Iterator[None]:
+    """llama.cpp refuses a prompt longer than its context with a bare ValueError: name it."""
+    try:
+        yield
+    except ValueError as error:
+        if "context window" not in str(error):
+            raise
+        raise ModelError(
+            f"the prompt does not fit the local model's context ({error}); ask with a "
+            "smaller top_k or a shorter conversation"
+        ) from error
+
+
 def _openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     roles = {"human": "user", "ai": "assistant", "system": "system"}
     return [{"role": roles.get(m.type, "user"), "content": m.text} for m in messages]
@@ -179,7 +194,7 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         request = self._request(messages, stop) | kwargs
-        with self._lock:
+        with self._lock, _context_errors():
             reply = self.llama.create_chat_completion(**request)
         text = reply["choices"][0]["message"].get("content") or ""
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
@@ -192,7 +207,7 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         request = self._request(messages, stop) | kwargs | {"stream": True}
-        with self._lock:
+        with self._lock, _context_errors():
             for part in self.llama.create_chat_completion(**request):
                 text = part["choices"][0]["delta"].get("content")
                 if not text:

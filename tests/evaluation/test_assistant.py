@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from citewise.evaluation.assistant import evaluate_assistant, planner_figures
@@ -44,13 +45,24 @@ def test_a_planner_that_always_searches_fails_the_chat_cases(lgos_kb: KnowledgeB
     assert "needs no search" in outcomes["dev-hello"].failures[0]
 
 
-def test_a_failing_judge_verdict_fails_the_case(lgos_kb: KnowledgeBase) -> None:
+def shape_judge(call: ScriptedCall) -> dict[str, Any]:
+    if call.kind == "GroundedVerdict":
+        return {"grounded": "yes", "offending": []}
+    return {"passed": "no", "reason": "not small talk"}
+
+
+def test_a_failing_judge_verdict_fails_the_case_when_asked(lgos_kb: KnowledgeBase) -> None:
     cases = [c for c in load_cases(require(CASES)) if c.id == "dev-hello"]
     model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="Here is a poem."))
-    judge = ScriptedChatModel(reply=lambda call: {"passed": "no", "reason": "not small talk"})
-    (outcome,) = asyncio.run(evaluate_assistant(cases, lgos_kb.with_model(model), judge=judge))
+    judge = ScriptedChatModel(reply=shape_judge)
+    kb = lgos_kb.with_model(model)
+    (outcome,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge, fail_on_judge=True))
     assert outcome.failures == ["reply shape (small_talk): not small talk"]
     assert "Here is a poem." in judge.calls[0].last
+    # Without fail_on_judge the verdict is reported and the case passes.
+    (reported,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge))
+    assert reported.passed
+    assert reported.judge_failures == ["reply shape (small_talk): not small talk"]
 
 
 def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeBase) -> None:
@@ -59,3 +71,13 @@ def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeB
     planner = outcome.results["modes"]["planner"]["figures"]
     assert planner["recall@10"] == 1.0
     assert all(call.kind == "Plan" for call in model.calls)
+
+
+def test_a_cases_settings_are_its_search_options(lgos_kb: KnowledgeBase) -> None:
+    (case,) = [c for c in load_cases(require(CASES)) if c.id == "dev-install"]
+    narrow = replace(case, settings={"scope": "all", "top_k": 2})
+    model = ScriptedChatModel(reply=script(answer="See the docs."))
+    kb = lgos_kb.with_model(model)
+    (wide_outcome, narrow_outcome) = asyncio.run(evaluate_assistant([case, narrow], kb))
+    assert len(narrow_outcome.answers[0].hits) == 2
+    assert len(wide_outcome.answers[0].hits) > 2

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citewise.cli.common import DEFAULT_KB, Subcommands, open_kb
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import DEFAULT_WORKFLOW, WORKFLOWS, make_chat_model
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["add_eval_command"]
 
@@ -31,17 +35,29 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 "a full evaluation runs the assistant and needs a chat model "
                 "(CITEWISE_LLM_MODEL); use --retrieval-only to evaluate search alone"
             )
-        judge = None
-        if args.judge_model:
-            judge = make_chat_model(settings.with_overrides(llm_model=args.judge_model))
         outcome = run_assistant_eval(
-            Path(args.cases), kb, model, judge=judge, workflow=args.workflow,
-            runs=args.runs, out_dir=out_dir,
+            Path(args.cases), kb, model, judge=_judge(args.judge_model, settings, model),
+            workflow=args.workflow, runs=args.runs, out_dir=out_dir,
+            fail_on_judge=args.fail_on_judge,
         )  # fmt: skip
     print(outcome.text)
     for path in outcome.written:
         print(f"wrote {path}")
     return 1 if len(outcome.failed_cases) > args.max_failures else 0
+
+
+def _judge(name: str | None, settings: Settings, model: BaseChatModel) -> BaseChatModel | None:
+    """The judge ``--judge-model`` names, in ``CITEWISE_LLM_MODEL``'s vocabulary (``local``
+    or an endpoint model at ``CITEWISE_LLM_BASE_URL``); the answer model itself when it is
+    the same one (a local model is not loaded twice)."""
+    if not name:
+        return None
+    if name == (settings.llm_model or "local"):
+        return model
+    judge = make_chat_model(settings.with_overrides(llm_model=name))
+    if judge is None:  # pragma: no cover - a model name always configures a model
+        raise ConfigurationError(f"--judge-model {name!r} names no chat model")
+    return judge
 
 
 def add_eval_command(commands: Subcommands) -> None:
@@ -56,10 +72,15 @@ def add_eval_command(commands: Subcommands) -> None:
     evaluate.add_argument("--runs", type=int, default=1, help="repeat each case N times")
     evaluate.add_argument("--output", help="folder for results.json, report.md, recall.png")
     evaluate.add_argument(
-        "--max-failures", type=int, default=0, help="failed cases allowed before exit 1"
+        "--max-failures", type=int, default=3, help="failed cases allowed before exit 1"
     )
     evaluate.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOWS)
     evaluate.add_argument(
-        "--judge-model", help="judge reply shapes with this model (same endpoint)"
+        "--judge-model",
+        help="judge each answer's grounding and reply shape with this model: 'local' or an "
+        "endpoint model name (CITEWISE_LLM_BASE_URL); reported, not failed",
+    )
+    evaluate.add_argument(
+        "--fail-on-judge", action="store_true", help="a judge's failing verdict fails the case"
     )
     evaluate.set_defaults(run=cmd_eval)

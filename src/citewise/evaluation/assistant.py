@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from citewise.errors import ModelError
 from citewise.evaluation.cases import Case
+from citewise.evaluation.judge import Judgement, deterministic_ok, judge_grounding
 from citewise.evaluation.retrieval import first_answering_rank, recall_and_mrr
 from citewise.models import Answer
 
@@ -45,10 +47,19 @@ class CaseOutcome:
     latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     judged: list[str] = field(default_factory=list)
+    judge_failures: list[str] = field(default_factory=list)
+    grounding: Judgement | None = None
 
     @property
     def passed(self) -> bool:
+        """No deterministic check failed (the judges' verdicts count only when they are made
+        to fail cases: see ``evaluate_assistant``'s ``fail_on_judge``)."""
         return not self.failures
+
+    @property
+    def check_ok(self) -> bool | None:
+        """The deterministic grounding check of the first answer (None: not verified)."""
+        return deterministic_ok(self.answers[0]) if self.answers else None
 
     def part_ranks(self) -> list[int | None]:
         """Rank of each part's first answering section among the planner queries' hits."""
@@ -62,6 +73,11 @@ class CaseOutcome:
             "passed": self.passed,
             "failures": self.failures,
             "judge": self.judged,
+            "judge_failures": self.judge_failures,
+            "grounding_check": self.check_ok,
+            "verification": _verification_json(self.answers[0]) if self.answers else None,
+            "grounding_judge": self.grounding.json() if self.grounding else None,
+            "citations": len(self.answers[0].citations) if self.answers else 0,
             "queries": [list(a.queries) for a in self.answers],
             "part_ranks": self.part_ranks(),
             "reply": first.text if first else None,
@@ -86,7 +102,16 @@ def structural_failures(case: Case, answer: Answer) -> list[str]:
     for index, pages in enumerate(case.parts):
         if first_answering_rank(answer.hits, pages) is None:
             failures.append(f"part {index}: none of {list(pages)} retrieved")
+    verification = answer.verification
+    if verification is not None and not verification.ok:
+        found = [*verification.unsupported, *verification.outside_links]
+        found += [f"citation {c.url}" for c in verification.citations if not c.supported]
+        failures.append(f"unsupported by the sections: {', '.join(found)}")
     return failures
+
+
+def _verification_json(answer: Answer) -> Any:
+    return None if answer.verification is None else answer.verification.as_json()
 
 
 async def judge_reply(judge: BaseChatModel, case: Case, answer: Answer) -> Verdict:
@@ -118,26 +143,46 @@ async def evaluate_assistant(
     judge: BaseChatModel | None = None,
     workflow: str = "citewise-rag",
     runs: int = 1,
+    fail_on_judge: bool = False,
 ) -> list[CaseOutcome]:
     """Run every case ``runs`` times through the workflow with ``kb``'s chat model (see
-    ``KnowledgeBase.with_model``); check each run, judge the first."""
+    ``KnowledgeBase.with_model``); check each run, judge the first.
+
+    With a ``judge`` the first answer is judged twice: its reply shape, and whether it is
+    grounded in the sections its answer call saw. The verdicts are reported; they fail the
+    case only with ``fail_on_judge``.
+    """
+    from citewise.llm import at_temperature_zero
+
+    judge = at_temperature_zero(judge) if judge is not None else None
     outcomes = []
     for case in cases:
         outcome = CaseOutcome(case)
-        scope = str(case.settings.get("scope", "all"))
+        # The case's settings are search options (scope, top_k…), as every door names them.
+        settings = {"scope": "all", **case.settings}
         for _ in range(runs):
             started = time.perf_counter()
-            answer = await kb.aask(list(case.messages), scope=scope, workflow=workflow)
+            answer = await kb.aask(list(case.messages), workflow=workflow, **settings)
             outcome.latencies.append(time.perf_counter() - started)
             outcome.answers.append(answer)
             for failure in structural_failures(case, answer):
                 if failure not in outcome.failures:
                     outcome.failures.append(failure)
         if judge is not None and outcome.answers:
-            verdict = await judge_reply(judge, case, outcome.answers[0])
+            try:
+                verdict = await judge_reply(judge, case, outcome.answers[0])
+            except ModelError as error:
+                verdict = Verdict(passed="yes", reason=f"judge error: {error}")
             outcome.judged.append(f"{verdict.passed}: {verdict.reason}")
             if verdict.passed != "yes":
-                outcome.failures.append(f"reply shape ({case.reply or 'answer'}): {verdict.reason}")
+                reason = f"reply shape ({case.reply or 'answer'}): {verdict.reason}"
+                outcome.judge_failures.append(reason)
+            outcome.grounding = await judge_grounding(judge, case, outcome.answers[0])
+            outcome.judged.append(outcome.grounding.summary())
+            if not outcome.grounding.passed:
+                outcome.judge_failures.append(outcome.grounding.summary())
+            if fail_on_judge:
+                outcome.failures.extend(outcome.judge_failures)
         outcomes.append(outcome)
     return outcomes
 

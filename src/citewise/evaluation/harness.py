@@ -18,7 +18,8 @@ from citewise.evaluation.assistant import (
     planner_figures,
 )
 from citewise.evaluation.cases import Case, file_sha256, load_cases
-from citewise.evaluation.report import git_commit, table, write_outputs
+from citewise.evaluation.judge import agreement
+from citewise.evaluation.report import assistant_report, git_commit, table, write_outputs
 from citewise.evaluation.retrieval import (
     MODES,
     RECALL_KS,
@@ -140,11 +141,20 @@ def run_assistant_eval(
     workflow: str = "citewise-rag",
     runs: int = 1,
     out_dir: Path | None = None,
+    fail_on_judge: bool = False,
 ) -> EvalOutcome:
-    """Run every case through the answer workflow and check it (and judge it, with a judge)."""
+    """Run every case through the answer workflow and check it (and judge it, with a judge:
+    its verdicts fail cases only with ``fail_on_judge``)."""
     cases = load_cases(cases_path)
     outcomes = asyncio.run(
-        evaluate_assistant(cases, kb.with_model(model), judge=judge, workflow=workflow, runs=runs)
+        evaluate_assistant(
+            cases,
+            kb.with_model(model),
+            judge=judge,
+            workflow=workflow,
+            runs=runs,
+            fail_on_judge=fail_on_judge,
+        )  # fmt: skip
     )
     figures = planner_figures(outcomes)
     failed = [o.case.id for o in outcomes if not o.passed]
@@ -157,21 +167,31 @@ def run_assistant_eval(
             runs=runs,
             workflow=workflow,
             judge=model_name(judge),
+            fail_on_judge=fail_on_judge,
         ),
         "figures": figures,
         "cases": [o.json() for o in outcomes],
         "failed_cases": failed,
     }
-    lines = [f"{'case':<24} {'result':<6} latency  detail"]
+    if judge is not None:
+        results["agreement"] = agreement([(o.check_ok, o.grounding) for o in outcomes])
+    lines = [f"{'case':<24} {'result':<6} {'judge':<6} latency  detail"]
     for o in outcomes:
-        detail = "; ".join(o.failures) or ", ".join(q for a in o.answers[:1] for q in a.queries)
+        detail = "; ".join(o.failures + o.judge_failures) or ", ".join(
+            q for a in o.answers[:1] for q in a.queries
+        )
         latency = o.json()["median_latency_ms"]
-        lines.append(f"{o.case.id:<24} {'pass' if o.passed else 'FAIL':<6} {latency:>7}  {detail}")
+        verdict = "-" if judge is None else ("FAIL" if o.judge_failures else "pass")
+        result = "pass" if o.passed else "FAIL"
+        lines.append(f"{o.case.id:<24} {result:<6} {verdict:<6} {latency:>7}  {detail}")
     lines.append(table({"planner": figures}, COLUMNS))
     lines.append(f"{len(outcomes) - len(failed)}/{len(outcomes)} cases passed")
+    if "agreement" in results:
+        lines.append(f"judge vs deterministic check: {results['agreement']}")
     written: list[Path] = []
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        written.append(out_dir / "results.json")
+        written += [out_dir / "results.json", out_dir / "report.md"]
         written[0].write_text(json.dumps(results, indent=2) + "\n")
+        written[1].write_text(assistant_report(results))
     return EvalOutcome(results, "\n".join(lines), failed, written)

@@ -59,6 +59,63 @@ def markdown_report(results: Mapping[str, Any], columns: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _excerpt(text: str | None, limit: int = 160) -> str:
+    flat = " ".join((text or "").split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def assistant_report(results: Mapping[str, Any]) -> str:
+    """A full evaluation as Markdown: provenance, one row per case (latency, each check, an
+    excerpt of the reply), and the judge's agreement with the deterministic check."""
+    from citewise.evaluation.judge import agreement_markdown
+
+    provenance = results["provenance"]
+    cases = results["cases"]
+    judged = provenance.get("judge") is not None
+
+    def mark(value: object) -> str:
+        return "–" if value is None else ("pass" if value else "**fail**")
+
+    lines = [
+        f"# Evaluation: {provenance['cases_file']} (assistant)",
+        "",
+        f"- cases file sha256: `{provenance['cases_sha256']}`",
+        f"- knowledge base: `{provenance['kb']}` ({provenance['index'].get('embedder', '?')})",
+        f"- model: {provenance.get('model')}; judge: {provenance.get('judge') or 'none'}",
+        f"- git commit: `{provenance.get('git_commit') or 'unknown'}`",
+        f"- command: `{provenance['command']}`",
+        f"- {len(cases) - len(results['failed_cases'])}/{len(cases)} cases passed",
+        "",
+        "| case | latency ms | retrieval | grounding check | judge: grounded | judge: shape "
+        "| citations | reply |",
+        "| --- | ---: | --- | --- | --- | --- | ---: | --- |",
+    ]
+    for case in cases:
+        retrieval = not any(
+            f.startswith(("part ", "did not search", "searched")) for f in case["failures"]
+        )
+        grounding = case.get("grounding_judge")
+        judge_grounded = None if grounding is None or grounding["error"] else grounding["passed"]
+        shape = None
+        if judged and case["judge"]:
+            shape = not case["judge"][0].startswith("no")
+        lines.append(
+            f"| {case['case']} | {case['median_latency_ms']} | {mark(retrieval)} "
+            f"| {mark(case.get('grounding_check'))} | {mark(judge_grounded)} | {mark(shape)} "
+            f"| {case.get('citations', 0)} | {_excerpt(case['reply'])} |"
+        )
+    problems = [c for c in cases if c["failures"] or c.get("judge_failures")]
+    if problems:
+        lines += ["", "## Failures", ""]
+        for case in problems:
+            for failure in dict.fromkeys(case["failures"] + case.get("judge_failures", [])):
+                lines.append(f"- `{case['case']}`: {_excerpt(failure, 300)}")
+    if "agreement" in results:
+        lines += ["", "## Grounded judge against the deterministic check", ""]
+        lines.append(agreement_markdown(results["agreement"]))
+    return "\n".join(lines) + "\n"
+
+
 def plot_recall(curves: Mapping[str, list[float]], path: Path, title: str) -> None:
     """A PNG of part recall@k for k = 1..10, one line per mode."""
     try:
