@@ -76,7 +76,14 @@ def test_the_extractive_answer_of_each_dev_case_passes(
     scope = case["settings"].get("scope", "all")
     result = lgos_kb.ask(case["messages"], scope=scope)
 
-    assert result.verification is not None and result.verification.ok, result.verification
+    verification = result.verification
+    assert verification is not None, result
+    assert not verification.unsupported and not verification.unsupported_blocks, verification
+    assert all(c.supported for c in verification.citations), verification
+    # A quoted passage keeps the docs' own links; one to another site is still flagged (an
+    # injected document's link must be), but it is the docs' link, not an invented one.
+    quoted = "\n".join(hit.chunk.text for hit in result.hits)
+    assert all(link in quoted for link in verification.outside_links), verification
 
 
 @needs_cases

@@ -122,3 +122,30 @@ def test_the_result_is_reported_as_json() -> None:
         "unsupported_blocks": [],
         "regenerated": False,
     }
+
+
+def test_a_link_inside_a_quoted_passage_is_supported_by_the_section_quoted() -> None:
+    from citewise.grounding import verify
+    from citewise.models import Chunk, Citation, Hit
+
+    def hit(page: str, text: str) -> Hit:
+        chunk = Chunk(page, page, 0, 0, text, page, (page,), f"https://d.io/{page}/", "", "")
+        return Hit(chunk, 1.0, ("dense",))
+
+    guide = "https://d.io/guide/"
+    quoted = (
+        f"Use the [runtime settings guide]({guide}) to publish safe per-request graph "
+        "settings and the authentication guide to add bearer tokens to every request."
+    )
+    hits = [hit("index", f"Index\n\n{quoted}"), hit("guide", "Guide\n\nPorts, hosts and workers.")]
+    text = f"> {quoted}"
+    start = text.index("[runtime")
+    citation = Citation(guide, "Guide", start, text.index(")", start) + 1)
+    [support] = verify(text, hits, citations=[citation]).citations
+    assert support.supported
+    # A claim of the answer's own, citing a page that does not say it, is still unsupported.
+    own = f"Compiled graphs are cached in Redis between deployments, see the [guide]({guide})."
+    start = own.index("[guide")
+    citation = Citation(guide, "Guide", start, len(own) - 1)
+    [support] = verify(own, hits, citations=[citation]).citations
+    assert not support.supported

@@ -145,12 +145,20 @@ def citation_support(text: str, citation: Citation, sources: Sources) -> Citatio
         if len(content_words(outside_links_text(text[start:end]))) < MIN_SENTENCE_WORDS:
             spans = _neighbour_spans(text, citation.start_index)
     score = max(support(_words(text, span), section) for span in spans) if section else 0.0
+    supported = section is not None and score >= CITATION_THRESHOLD
+    if not supported and not citation.attributed and sources.holds(citation.url):
+        # A link the docs themselves make, inside a passage the answer quotes or restates
+        # (an extractive answer quotes sections with their links): the retrieved section
+        # that holds the text supports it, not the linked page.
+        quoted = max(sources.best_section(_words(text, span))[1] for span in spans)
+        if quoted >= CITATION_THRESHOLD:
+            score, supported = quoted, True
     return CitationSupport(
         url=citation.url,
         start_index=citation.start_index,
         end_index=citation.end_index,
         score=score,
-        supported=section is not None and score >= CITATION_THRESHOLD,
+        supported=supported,
         attributed=citation.attributed,
     )
 
