@@ -1,5 +1,6 @@
 """Request bodies of the OpenAI routes, their conversations and the citewise client settings
-(``metadata.citewise_settings``: the search options of ``citewise.options`` plus ``kb``)."""
+(``metadata.citewise_settings``: the search options of ``citewise.options`` plus ``kb``;
+``metadata.lgos_settings``, the seed's name for it, is read the same way)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 
 SETTINGS_KEY = "citewise_settings"
 SETTINGS_PARAM = f"metadata.{SETTINGS_KEY}"
+# The key clients of the seed (the LGOS docs assistant) send the same settings under.
+SEED_SETTINGS_KEY = "lgos_settings"
 
 Message = dict[str, str]
 
@@ -94,11 +97,11 @@ class ClientSettings:
     sent_as: Mapping[str, str] = field(default_factory=dict)
 
 
-def _invalid(name: str, message: str) -> APIError:
+def _invalid(name: str, message: str, key: str = SETTINGS_KEY) -> APIError:
     return APIError(
         400,
         f"invalid setting {name!r}: {message}",
-        param=f"{SETTINGS_PARAM}.{name}",
+        param=f"metadata.{key}.{name}",
         code="invalid_value",
     )
 
@@ -127,38 +130,44 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     """The client settings of a request; a bad value is a 400 that names its field.
 
     The old keys ``k`` and ``bm25`` are translated to ``top_k`` and ``search_type`` (and
-    logged as deprecated).
+    logged as deprecated); ``metadata.lgos_settings`` is read when ``citewise_settings`` is
+    absent (sending both is a 400).
     """
-    raw = (metadata or {}).get(SETTINGS_KEY)
+    metadata = metadata or {}
+    key = SETTINGS_KEY if SETTINGS_KEY in metadata else SEED_SETTINGS_KEY
+    if SETTINGS_KEY in metadata and SEED_SETTINGS_KEY in metadata:
+        param = f"metadata.{SEED_SETTINGS_KEY}"
+        raise APIError(
+            400, f"send the settings once: {SETTINGS_PARAM} or {param}, not both", param=param
+        )
+    raw, param = metadata.get(key), f"metadata.{key}"
     if raw is None or not raw.strip():
         return ClientSettings()
     try:
         values = json.loads(raw)
     except ValueError as error:
-        raise APIError(
-            400, f"{SETTINGS_PARAM} is not valid JSON: {error}", param=SETTINGS_PARAM
-        ) from None
+        raise APIError(400, f"{param} is not valid JSON: {error}", param=param) from None
     if not isinstance(values, dict):
-        raise APIError(400, f"{SETTINGS_PARAM} must be a JSON object", param=SETTINGS_PARAM)
+        raise APIError(400, f"{param} must be a JSON object", param=param)
     kb = values.pop(KB_SETTING, None)
     if kb is not None and not (isinstance(kb, str) and kb):
-        raise _invalid(KB_SETTING, "must be the name of a knowledge base")
+        raise _invalid(KB_SETTING, "must be the name of a knowledge base", key)
     show_status = values.pop(STATUS_SETTING, False)
     if not isinstance(show_status, bool):
-        raise _invalid(STATUS_SETTING, "must be true or false")
+        raise _invalid(STATUS_SETTING, "must be true or false", key)
     known = [*SearchOptions.model_fields, KB_SETTING, STATUS_SETTING]
     for name in values:
         if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
-            raise _invalid(name, f"unknown setting (use {', '.join(known)})")
+            raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
     if "bm25" in values and not isinstance(values["bm25"], bool):
-        raise _invalid("bm25", "must be true or false (deprecated: use search_type)")
+        raise _invalid("bm25", "must be true or false (deprecated: use search_type)", key)
     sent_as = {LEGACY_SETTINGS[old]: old for old in values if old in LEGACY_SETTINGS}
     try:
         options = SearchOptions.model_validate(_translated(values))
     except ValidationError as error:
         first = error.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
-        raise _invalid(sent_as.get(name, name), first["msg"]) from None
+        raise _invalid(sent_as.get(name, name), first["msg"], key) from None
     return ClientSettings(kb, options, show_status, sent_as)
 
 
