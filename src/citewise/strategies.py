@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from citewise.asyncbridge import run_sync
-from citewise.chunking import DEFAULT_MAX_CHARS
+from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
 from citewise.embedding import embedding_windows
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk
@@ -42,12 +42,19 @@ _CONCURRENT_CALLS = 4
 
 @dataclass(frozen=True)
 class IndexStrategy:
-    """A knowledge base's index strategy and its sizes (stored in its meta)."""
+    """A knowledge base's index strategy and its sizes (stored in its meta).
+
+    ``overlap`` (in ``overlap_unit``: ``chars`` or ``tokens``) is how much of a chunk's end
+    the next chunk of the same section repeats; 0, the default, measured best on the dev
+    cases (benchmarks/chunk-overlap.md).
+    """
 
     name: str = "section"
     parent_chars: int = DEFAULT_MAX_CHARS
     child_chars: int = DEFAULT_CHILD_CHARS
     questions: int = DEFAULT_QUESTIONS
+    overlap: int = 0
+    overlap_unit: str = "chars"
 
     def __post_init__(self) -> None:
         if self.name not in STRATEGIES:
@@ -65,6 +72,22 @@ class IndexStrategy:
             )
         if not 1 <= self.questions <= MAX_QUESTIONS:
             raise ConfigurationError(f"questions per chunk must be 1..{MAX_QUESTIONS}")
+        if self.overlap_unit not in OVERLAP_UNITS:
+            raise ConfigurationError(
+                f"unknown chunk overlap unit {self.overlap_unit!r} "
+                f"(known: {', '.join(OVERLAP_UNITS)})"
+            )
+        # A token is at least a character: half a chunk bounds both units.
+        if not 0 <= self.overlap <= self.parent_chars // 2:
+            raise ConfigurationError(
+                f"chunk overlap must be 0..{self.parent_chars // 2} (half the chunk size), "
+                f"not {self.overlap}"
+            )
+
+    @property
+    def chunk_overlap(self) -> Overlap:
+        """The chunker's overlap for this strategy."""
+        return Overlap(self.overlap, self.overlap_unit)
 
     def to_meta(self) -> dict[str, str]:
         return {
@@ -72,6 +95,8 @@ class IndexStrategy:
             "max_chars": str(self.parent_chars),
             "child_chars": str(self.child_chars),
             "qa_questions": str(self.questions),
+            "chunk_overlap": str(self.overlap),
+            "chunk_overlap_unit": self.overlap_unit,
         }
 
     @classmethod
@@ -83,6 +108,8 @@ class IndexStrategy:
                 parent_chars=int(meta.get("max_chars", DEFAULT_MAX_CHARS)),
                 child_chars=int(meta.get("child_chars", DEFAULT_CHILD_CHARS)),
                 questions=int(meta.get("qa_questions", DEFAULT_QUESTIONS)),
+                overlap=int(meta.get("chunk_overlap", 0)),
+                overlap_unit=meta.get("chunk_overlap_unit", "chars"),
             )
         except ValueError as error:
             raise ConfigurationError(f"invalid stored index strategy: {error}") from None

@@ -64,6 +64,8 @@ class KBConfig:
             "parent_chars": s.parent_chars,
             "child_chars": s.child_chars,
             "qa_questions": s.questions,
+            "chunk_overlap": s.overlap,
+            "chunk_overlap_unit": s.overlap_unit,
             "embedder": self.embedder,
             "retrieval": self.defaults.model_dump(),
             "description": self.description,

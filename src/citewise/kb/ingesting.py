@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise import telemetry
+from citewise.chunking import NO_OVERLAP
 from citewise.errors import KnowledgeBaseError
 from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig
 from citewise.kb.ingest import (
@@ -71,8 +72,9 @@ def index_folder(
         config = kb.config if kb.exists and META_STRATEGY in kb.meta() else None
         max_chars = config.strategy.parent_chars if config else kb.settings.max_chars
         skipped: dict[str, str] = {}
+        overlap = config.strategy.chunk_overlap if config else NO_OVERLAP
         items = folder_items(
-            folder, site_url=site_url, version=version, max_chars=max_chars,
+            folder, site_url=site_url, version=version, max_chars=max_chars, overlap=overlap,
             scopes=folder_scopes(folder, scope_rule, site_config=site_config),
             api=folder_api_reference(folder, site_config), skipped=skipped,
         )  # fmt: skip
@@ -116,7 +118,10 @@ def add_documents(
     """
     with kb.write_lock():
         config = kb.config
-        items = upload_items(sources, scope=scope, max_chars=config.strategy.parent_chars)
+        items = upload_items(
+            sources, scope=scope, max_chars=config.strategy.parent_chars,
+            overlap=config.strategy.chunk_overlap,
+        )  # fmt: skip
         return _ingest(kb, items, config, remove_missing=False, meta={})
 
 
@@ -175,6 +180,7 @@ def _ingest(
             embedder,
             items,
             max_chars=max_chars,
+            overlap=config.strategy.chunk_overlap if config else NO_OVERLAP,
             remove_missing=remove_missing,
             meta={META_EMBEDDER: embedder_name, **meta},
             windows_of=windows,

@@ -54,6 +54,8 @@ class CreateKnowledgeBase(BaseModel):
     parent_chars: int = 2000
     child_chars: int = DEFAULT_CHILD_CHARS
     qa_questions: int = DEFAULT_QUESTIONS
+    chunk_overlap: int = 0
+    chunk_overlap_unit: str = "chars"
     embedder: str | None = None
     retrieval: SearchOptions = Field(default_factory=SearchOptions)
     description: str = ""
@@ -109,8 +111,9 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
         raise APIError(409, f"knowledge base {body.name!r} already exists", code="conflict")
     try:
         strategy = IndexStrategy(
-            body.strategy, body.parent_chars, body.child_chars, body.qa_questions
-        )
+            body.strategy, body.parent_chars, body.child_chars, body.qa_questions,
+            overlap=body.chunk_overlap, overlap_unit=body.chunk_overlap_unit,
+        )  # fmt: skip
         config = KBConfig(
             strategy=strategy,
             embedder=body.embedder or runtime.settings.embedder,
