@@ -2,8 +2,9 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids`` and ``page_prefix``. A
-knowledge base stores its defaults as a ``SearchOptions``; a request overrides some of them.
+``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids`` and ``page_prefix``, and
+the agentic workflow's budget (``agent_rewrites``, ``agent_grading``). A knowledge base stores
+its defaults as a ``SearchOptions``; a request overrides some of them.
 
 Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
 :func:`parse_options` and :meth:`SearchOptions.merged`, with a ``DeprecationWarning``.
@@ -34,6 +35,9 @@ ALL_SCOPE = "all"
 
 MAX_TOP_K = 100
 MAX_CONTEXT_WINDOW = 5
+MAX_AGENT_REWRITES = 3
+"""The hard bound on the agentic workflow's rewrites, whatever a request asks for: each
+rewrite costs a rewrite call, a search and a grade call."""
 
 # The ranker behind each search type (``full_text`` is BM25 over the store's full-text index).
 RANKERS_OF: dict[str, str] = {"hybrid": "hybrid", "vector": "vector", "full_text": "keyword"}
@@ -57,6 +61,10 @@ class SearchOptions(BaseModel):
         context_window: append up to N neighbouring chunks of the same section to each hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
+        agent_rewrites: ``citewise-agentic``: how many times it may rewrite a search whose
+            sections were graded irrelevant (0..``MAX_AGENT_REWRITES``).
+        agent_grading: ``citewise-agentic``: grade the sections found (off: answer from
+            them straight away, so no rewrite either).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +78,8 @@ class SearchOptions(BaseModel):
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None
+    agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
+    agent_grading: bool = True
 
     @property
     def ranker(self) -> str:

@@ -45,6 +45,8 @@ _SEARCH_FIELDS = (
     "scope",
     "doc_ids",
     "page_prefix",
+    "agent_rewrites",
+    "agent_grading",
 )
 # Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
 _OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}

@@ -78,6 +78,9 @@ _DESCRIPTIONS = {
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
+    "agent_rewrites": "citewise-agentic: how many times a search graded irrelevant may be "
+    "rewritten (at most 3)",
+    "agent_grading": "citewise-agentic: grade the sections found (false: answer from them)",
     KB_SETTING: "the knowledge base to answer from",
     STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
     "reasoning_content deltas before the answer",
