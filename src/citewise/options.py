@@ -3,7 +3,8 @@
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
 ``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids`` and ``page_prefix``, and
-the agentic workflow's budget (``agent_rewrites``, ``agent_grading``). A knowledge base stores
+the agentic workflow's budget (``agent_rewrites``, ``agent_grading``) and the models the
+search stages use (``chat_model``, ``reranker_dir``). A knowledge base stores
 its defaults as a ``SearchOptions``; a request overrides some of them.
 
 Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
@@ -65,6 +66,11 @@ class SearchOptions(BaseModel):
             sections were graded irrelevant (0..``MAX_AGENT_REWRITES``).
         agent_grading: ``citewise-agentic``: grade the sections found (off: answer from
             them straight away, so no rewrite either).
+        chat_model: the chat model (a model name at ``CITEWISE_LLM_BASE_URL``, or ``local``)
+            that writes query rewrites, ranks for ``rerank=llm`` and, as a knowledge base's
+            default, writes ``qa`` questions; None: ``CITEWISE_LLM_MODEL``.
+        reranker_dir: the cross-encoder directory for ``rerank=cross_encoder``; None:
+            ``CITEWISE_RERANKER_DIR``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -80,6 +86,8 @@ class SearchOptions(BaseModel):
     page_prefix: str | None = None
     agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
     agent_grading: bool = True
+    chat_model: str | None = Field(default=None, min_length=1, max_length=200)
+    reranker_dir: str | None = Field(default=None, min_length=1)
 
     @property
     def ranker(self) -> str:

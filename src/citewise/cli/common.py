@@ -47,6 +47,8 @@ _SEARCH_FIELDS = (
     "page_prefix",
     "agent_rewrites",
     "agent_grading",
+    "chat_model",
+    "reranker_dir",
 )
 # Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
 _OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
@@ -164,6 +166,16 @@ def add_search_flags(
         help="only this document (repeatable)",
     )  # fmt: skip
     group.add_argument("--page-prefix", default=None, help="only pages under this path")
+    group.add_argument(
+        "--chat-model", default=None, metavar="NAME",
+        help="chat model for query rewrites, rerank=llm and qa questions (default: "
+        "the knowledge base's, else CITEWISE_LLM_MODEL)",
+    )  # fmt: skip
+    group.add_argument(
+        "--reranker-dir", default=None, metavar="DIR",
+        help="cross-encoder for rerank=cross_encoder (default: the knowledge base's, "
+        "else CITEWISE_RERANKER_DIR)",
+    )  # fmt: skip
     if "k" in legacy:
         group.add_argument(
             "-k", dest="top_k", type=int, action=_Deprecated, replacement="--top-k",

@@ -194,5 +194,5 @@ def _ingest(
 
 
 def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:
-    model = kb.model if config.strategy.name == "qa" else None
+    model = kb.model_for(config.defaults.chat_model) if config.strategy.name == "qa" else None
     return StrategyWindows(config.strategy, kb.embedder.window_chars, model)

@@ -42,7 +42,7 @@ async def retrieve(
     if not query.strip():
         return []
     # Made before any search, so a missing model (or model directory) fails fast.
-    reranker = make_reranker(options.rerank, model)
+    reranker = make_reranker(options.rerank, model, options.reranker_dir)
     with telemetry.stage("rewrite") if options.query_rewrite != "off" else nullcontext():
         queries = await rewrite_query(query, options.query_rewrite, model)
     depth = max(options.top_k, options.rerank_candidates if options.rerank != "off" else 0)

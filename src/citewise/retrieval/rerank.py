@@ -147,10 +147,13 @@ class Reranker(Protocol):
 
 
 class CrossEncoderReranker:
-    """``rerank=cross_encoder``: the local ONNX model in ``$CITEWISE_RERANKER_DIR``."""
+    """``rerank=cross_encoder``: the local ONNX model in ``model_dir`` (default
+    ``$CITEWISE_RERANKER_DIR``)."""
 
-    def __init__(self, model: BaseChatModel | None = None) -> None:
-        self.encoder = cross_encoder()  # loaded now, so a missing directory fails fast
+    def __init__(
+        self, model: BaseChatModel | None = None, model_dir: str | Path | None = None
+    ) -> None:
+        self.encoder = cross_encoder(model_dir)  # loaded now: a missing directory fails fast
 
     async def rank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
         import asyncio
@@ -161,7 +164,9 @@ class CrossEncoderReranker:
 class LLMReranker:
     """``rerank=llm``: the chat model orders the candidates in one listwise call."""
 
-    def __init__(self, model: BaseChatModel | None = None) -> None:
+    def __init__(
+        self, model: BaseChatModel | None = None, model_dir: str | Path | None = None
+    ) -> None:
         if model is None:
             raise ConfigurationError(
                 "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and CITEWISE_LLM_BASE_URL)"
@@ -181,8 +186,11 @@ RERANKERS: Registry[type[Reranker]] = Registry(
 )
 
 
-def make_reranker(name: str, model: BaseChatModel | None) -> Reranker | None:
-    """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model."""
+def make_reranker(
+    name: str, model: BaseChatModel | None, model_dir: str | Path | None = None
+) -> Reranker | None:
+    """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model
+    (``llm``) or the cross-encoder in ``model_dir`` (``cross_encoder``)."""
     if name == "off":
         return None
-    return RERANKERS.get(name)(model)  # type: ignore[call-arg]
+    return RERANKERS.get(name)(model, model_dir)  # type: ignore[call-arg]

@@ -56,6 +56,9 @@ class CreateKnowledgeBase(BaseModel):
     qa_questions: int = DEFAULT_QUESTIONS
     chunk_overlap: int = 0
     chunk_overlap_unit: str = "chars"
+    # The knowledge base's own models (as ``retrieval.chat_model``/``reranker_dir``).
+    chat_model: str | None = None
+    reranker_dir: str | None = None
     embedder: str | None = None
     retrieval: SearchOptions = Field(default_factory=SearchOptions)
     description: str = ""
@@ -117,7 +120,9 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
         config = KBConfig(
             strategy=strategy,
             embedder=body.embedder or runtime.settings.embedder,
-            defaults=body.retrieval,
+            defaults=body.retrieval.merged(
+                {"chat_model": body.chat_model, "reranker_dir": body.reranker_dir}
+            ),
             description=body.description,
         )
         kb = runtime.library.create(body.name, config)

@@ -64,6 +64,8 @@ class ChatRequest(BaseModel):
 # Spellings of earlier releases (one release more) and the field each now sets.
 LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
 KB_SETTING = "kb"
+# A server path: set per knowledge base by whoever runs the server, never by a client.
+SERVER_ONLY = ("reranker_dir",)
 # Chat Completions only: stream the workflow's statuses as ``reasoning_content`` deltas.
 STATUS_SETTING = "show_status"
 
@@ -81,6 +83,8 @@ _DESCRIPTIONS = {
     "agent_rewrites": "citewise-agentic: how many times a search graded irrelevant may be "
     "rewritten (at most 3)",
     "agent_grading": "citewise-agentic: grade the sections found (false: answer from them)",
+    "chat_model": "the chat model for query rewrites and rerank=llm: the server's or the "
+    "knowledge base's (default: the knowledge base's)",
     KB_SETTING: "the knowledge base to answer from",
     STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
     "reasoning_content deltas before the answer",
@@ -120,6 +124,8 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     values[STATUS_SETTING] = False
     schema = SearchOptions.model_json_schema()
     properties: dict[str, Any] = schema["properties"]
+    for name in SERVER_ONLY:
+        del properties[name], values[name]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
     properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
     properties[STATUS_SETTING] = {"title": "Show Status", "type": "boolean"}
@@ -160,6 +166,8 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
         raise _invalid(STATUS_SETTING, "must be true or false", key)
     known = [*SearchOptions.model_fields, KB_SETTING, STATUS_SETTING]
     for name in values:
+        if name in SERVER_ONLY:
+            raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
         if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
             raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
     if "bm25" in values and not isinstance(values["bm25"], bool):
@@ -201,10 +209,18 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
     except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
-        return kb, kb.resolve(client.options)
+        options = kb.resolve(client.options)
     except ConfigurationError as error:
         # The values are valid already: what resolving checks is the scope against the KB.
         raise _invalid("scope", str(error)) from None
+    asked = client.options.chat_model
+    if asked is not None:
+        # A client picks among the models the server is set up with, not any model name.
+        allowed = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        if asked not in allowed:
+            known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"
+            raise _invalid("chat_model", f"not a model of this server (use: {known})")
+    return kb, options
 
 
 def _text(content: Any, param: str) -> str:
