@@ -205,7 +205,7 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
     """
     try:
-        kb = runtime.kb(client.kb)
+        kb = runtime.answering(client.kb)
     except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
