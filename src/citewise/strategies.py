@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 STRATEGIES = ("section", "parent_child", "qa")
 DEFAULT_CHILD_CHARS = 400
 DEFAULT_QUESTIONS = 3
+# Small enough for LangRAG's benchmark chunk sizes (140-180), large enough for a heading
+# path and some text.
+MIN_PARENT_CHARS = 100
 MAX_QUESTIONS = 10
 # Question generation calls in flight at once: enough to hide an endpoint's latency
 # without tripping its rate limits.
@@ -61,9 +64,9 @@ class IndexStrategy:
             raise ConfigurationError(
                 f"unknown index strategy {self.name!r} (known: {', '.join(STRATEGIES)})"
             )
-        if self.parent_chars < 200:
+        if self.parent_chars < MIN_PARENT_CHARS:
             raise ConfigurationError(
-                f"parent size must be ≥ 200 characters, not {self.parent_chars}"
+                f"parent size must be ≥ {MIN_PARENT_CHARS} characters, not {self.parent_chars}"
             )
         too_big = self.name == "parent_child" and self.child_chars > self.parent_chars
         if self.child_chars < 50 or too_big:
