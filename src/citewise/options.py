@@ -59,6 +59,8 @@ class SearchOptions(BaseModel):
         rerank: ``off``; ``cross_encoder`` (a local ONNX model, ``CITEWISE_RERANKER_DIR``);
             ``llm`` (a chat model orders the candidates).
         rerank_candidates: how many fused candidates the reranker sees.
+        vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
+            ranker's being the rest; None: equal shares.
         context_window: append up to N neighbouring chunks of the same section to each hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
@@ -80,6 +82,7 @@ class SearchOptions(BaseModel):
     query_rewrite: QueryRewrite = "off"
     rerank: Rerank = "off"
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
+    vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None

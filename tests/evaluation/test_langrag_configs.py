@@ -40,8 +40,11 @@ def test_an_experiment_keeps_langrags_sizes_and_names_what_it_cannot_honour() ->
         110,
     )
     assert strategy.overlap == 25 and run.needs_model
-    assert run.options == {"search_type": "hybrid", "top_k": 5, "query_rewrite": "multi_query"}
-    assert any("vector_weight=0.65 not honoured" in note for note in run.notes)
+    assert run.options == {
+        "search_type": "hybrid", "top_k": 5, "query_rewrite": "multi_query", "vector_weight": 0.65,
+    }  # fmt: skip
+    assert not any("vector_weight" in note for note in run.notes)
+    assert any("LangRAG's model 'local-fake-llm'" in note for note in run.notes)
     with pytest.raises(SourceError, match="index_type"):
         experiment({"name": "x", "creation_settings": {"index_type": "graph"}})
 
@@ -86,4 +89,4 @@ def test_markdown_report_puts_langrag_and_citewise_rows_together(
     out = capsys.readouterr().out
     assert out.startswith("### parser_compare.json on parser_compare_zh (3 documents, 3 queries)")
     assert "| general_parsers_parent_child | citewise minilm |" in out
-    assert "vector_weight=0.65 not honoured" in out
+    assert "overlap applies between parents" in out

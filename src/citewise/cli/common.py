@@ -41,6 +41,7 @@ _SEARCH_FIELDS = (
     "query_rewrite",
     "rerank",
     "rerank_candidates",
+    "vector_weight",
     "context_window",
     "scope",
     "doc_ids",
@@ -155,6 +156,10 @@ def add_search_flags(
     group.add_argument(
         "--rerank-candidates", type=int, default=None, metavar="N",
         help="how many fused candidates the reranker sees",
+    )  # fmt: skip
+    group.add_argument(
+        "--vector-weight", type=float, default=None, metavar="W",
+        help="hybrid: the embeddings' share of the fusion, 0-1 (default: equal shares)",
     )  # fmt: skip
     group.add_argument(
         "--context-window", type=int, default=None, metavar="N",

@@ -45,7 +45,8 @@ _INDEX_TYPES = {"chunk": "section", "parent_child": "parent_child", "qa": "qa"}
 # Settings read below; any other is named in the experiment's notes as not honoured.
 _CREATION_READ = {"index_type", "chunk_size", "parent_chunk_size", "child_chunk_size",
                   "overlap", "questions_per_chunk", "qa_llm_model_uuid"}  # fmt: skip
-_RETRIEVAL_READ = {"search_type", "top_k", "query_rewrite", "rewrite_llm_model_uuid"}
+_RETRIEVAL_READ = {"search_type", "top_k", "query_rewrite", "rewrite_llm_model_uuid",
+                   "vector_weight"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ def experiment(spec: Mapping[str, Any]) -> Experiment:
         "top_k": int(retrieval.get("top_k", 5)),
         "query_rewrite": retrieval.get("query_rewrite", "off"),
     }
+    if "vector_weight" in retrieval and options["search_type"] == "hybrid":
+        options["vector_weight"] = float(retrieval["vector_weight"])
     models = [creation.get("qa_llm_model_uuid"), retrieval.get("rewrite_llm_model_uuid")]
     notes += [f"LangRAG's model {m!r} is the configured chat model here" for m in models if m]
     return Experiment(

@@ -49,6 +49,7 @@ async def retrieve(
     hits = await asyncio.to_thread(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
+        vector_weight=options.vector_weight,
     )  # fmt: skip
     if reranker is not None:
         with telemetry.stage("rerank"):

@@ -76,6 +76,8 @@ _DESCRIPTIONS = {
     "query_rewrite": "also search rephrasings written by the chat model (off: the question only)",
     "rerank": "reorder the candidates: cross_encoder (local model), llm, or off",
     "rerank_candidates": "how many fused candidates the reranker sees",
+    "vector_weight": "hybrid: the embeddings' share of the fusion, 0-1 (BM25 has the rest); "
+    "default equal shares",
     "context_window": "neighbouring chunks of the same section added to each hit",
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
