@@ -26,6 +26,7 @@ def test_every_flag_names_a_search_option() -> None:
         "--top-k", "3", "--search-type", "vector", "--query-rewrite", "hyde", "--rerank", "llm",
         "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
         "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/",
+        "--vector-weight", "0.7", "--chat-model", "m", "--reranker-dir", "ce/",
     )  # fmt: skip
     overrides = search_overrides(args)
     assert overrides == {
@@ -38,8 +39,13 @@ def test_every_flag_names_a_search_option() -> None:
         "scope": "demo",
         "doc_ids": ("a.md", "b.md"),
         "page_prefix": "demo/",
+        "vector_weight": 0.7,
+        "chat_model": "m",
+        "reranker_dir": "ce/",
     }
-    assert set(overrides) == set(SearchOptions.model_fields)
+    # The agentic budget is `citewise ask`'s own (--agent-rewrites, --no-agent-grading).
+    agentic = {"agent_rewrites", "agent_grading"}
+    assert set(overrides) == set(SearchOptions.model_fields) - agentic
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")
 
 
