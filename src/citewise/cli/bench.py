@@ -89,7 +89,8 @@ def cmd_bench_langrag(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report) if datasets else "", end="")
+        if datasets:
+            print(format_report(report))
         print("\n".join(format_config_report(config) for config in report["configs"]))
     return 0
 
