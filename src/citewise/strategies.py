@@ -140,7 +140,7 @@ class StrategyWindows:
         if self.strategy.name == "qa" and self.model is None:
             raise ConfigurationError(
                 "the qa strategy needs a chat model to write questions: set CITEWISE_LLM_MODEL "
-                "(and CITEWISE_LLM_BASE_URL)"
+                "(and CITEWISE_LLM_BASE_URL), or the knowledge base's chat_model"
             )
 
     def __call__(self, chunks: Sequence[Chunk]) -> list[list[str]]:

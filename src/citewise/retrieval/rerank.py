@@ -84,9 +84,9 @@ def cross_encoder(model_dir: str | Path | None = None) -> CrossEncoder:
     where = model_dir or os.environ.get(RERANKER_DIR_ENV)
     if not where:
         raise ConfigurationError(
-            f"rerank=cross_encoder needs a local ONNX cross-encoder: set {RERANKER_DIR_ENV} to "
-            "a directory with model.onnx and tokenizer.json (no reranker ships its weights in "
-            "a package), or use rerank=llm or rerank=off"
+            f"rerank=cross_encoder needs a local ONNX cross-encoder: set {RERANKER_DIR_ENV} (or "
+            "reranker_dir) to a directory with model.onnx and tokenizer.json (no reranker ships "
+            "its weights in a package), or use rerank=llm or rerank=off"
         )
     path = Path(where).expanduser().resolve()
     with _LOAD_LOCK:
@@ -169,7 +169,8 @@ class LLMReranker:
     ) -> None:
         if model is None:
             raise ConfigurationError(
-                "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and CITEWISE_LLM_BASE_URL)"
+                "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and "
+                "CITEWISE_LLM_BASE_URL) or chat_model"
             )
         self.model = model
 
