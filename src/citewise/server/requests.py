@@ -166,7 +166,8 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     show_status = values.pop(STATUS_SETTING, False)
     if not isinstance(show_status, bool):
         raise _invalid(STATUS_SETTING, "must be true or false", key)
-    known = [*SearchOptions.model_fields, KB_SETTING, STATUS_SETTING]
+    settable = [name for name in SearchOptions.model_fields if name not in SERVER_ONLY]
+    known = [*settable, KB_SETTING, STATUS_SETTING]
     for name in values:
         if name in SERVER_ONLY:
             raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
