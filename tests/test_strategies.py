@@ -46,11 +46,13 @@ def test_meta_round_trip_and_defaults() -> None:
     strategy = IndexStrategy("qa", parent_chars=1500, child_chars=300, questions=5)
     assert IndexStrategy.from_meta(strategy.to_meta()) == strategy
     assert IndexStrategy.from_meta({}) == IndexStrategy()
+    overlapping = IndexStrategy("section", parent_chars=180, overlap=30, overlap_unit="tokens")
+    assert IndexStrategy.from_meta(overlapping.to_meta()) == overlapping
 
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"name": "tree"}, {"parent_chars": 100}, {"child_chars": 10}, {"questions": 0}],
+    [{"name": "tree"}, {"parent_chars": 99}, {"child_chars": 10}, {"questions": 0}],
 )
 def test_invalid_strategies_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError):

@@ -1,4 +1,9 @@
-"""Cut sections into chunks of at most ``max_chars``, each prefixed with its heading path."""
+"""Cut sections into chunks of at most ``max_chars``, each prefixed with its heading path.
+
+With an :class:`Overlap`, each chunk after a section's first starts with the end of the one
+before it (whole words, in characters or tokens), so a sentence cut at a chunk boundary is
+whole in one of them; :func:`without_overlap` takes it off again when chunks are joined.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,83 @@ from dataclasses import dataclass
 from citewise.models import Chunk, Section
 from citewise.parsing.markdown import fenced_blocks
 
-__all__ = ["DEFAULT_MAX_CHARS", "chunk_id", "chunk_sections"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "NO_OVERLAP",
+    "OVERLAP_UNITS",
+    "Overlap",
+    "chunk_id",
+    "chunk_sections",
+    "without_overlap",
+]
 
 DEFAULT_MAX_CHARS = 2000
+OVERLAP_UNITS = ("chars", "tokens")
+# A token here is a word, a punctuation mark or one CJK character: what a subword tokenizer
+# keeps whole or splits further, so N of them is a model-independent stand-in for N tokens.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~).*$", re.MULTILINE)
+# An overlap shorter than this is never taken off when chunks are joined (a fence's three
+# backticks ending one piece and starting the next is not an overlap).
+_MIN_JOIN_OVERLAP = 16
 _MIN_MAX_CHARS = 16
 _PATH_SEPARATOR = " > "
 _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How much of a chunk's end the next chunk of the same section repeats: ``size``
+    characters or tokens (``unit``), 0 for none. At most half a chunk is repeated."""
+
+    size: int = 0
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        if self.unit not in OVERLAP_UNITS:
+            raise ValueError(f"overlap unit must be one of {', '.join(OVERLAP_UNITS)}")
+        if self.size < 0:
+            raise ValueError(f"overlap must be ≥ 0, not {self.size}")
+
+    def tail(self, text: str, room: int) -> str:
+        """The end of ``text`` to repeat, starting at a word, at most ``room`` characters;
+        never a fence (a repeated end of a code block would open one)."""
+        if self.size <= 0 or room <= 0:
+            return ""
+        if self.unit == "tokens":
+            starts = [m.start() for m in _TOKEN_RE.finditer(text)]
+            start = starts[-self.size] if len(starts) >= self.size else 0
+        else:
+            start = len(text) - self.size
+        start = max(start, len(text) - room, 0)
+        if start > 0 and not text[start - 1].isspace() and not _CJK_RE.match(text[start]):
+            # Mid-word: begin at the next word (CJK text has no spaces: any character will do).
+            space = re.search(r"\s", text[start:])
+            start = start + space.end() if space is not None else len(text)
+        tail = text[start:]
+        fences = [m.end() for m in _FENCE_RE.finditer(tail)]
+        return (tail[fences[-1] :] if fences else tail).strip()
+
+    def reserve(self, budget: int) -> int:
+        """Characters to keep free in each piece for the repeated end (≤ half the budget)."""
+        if self.size <= 0:
+            return 0
+        # A token averages under six characters in English docs; ``tail`` trims to fit.
+        wanted = self.size if self.unit == "chars" else self.size * 6
+        return min(wanted, budget // 2)
+
+
+NO_OVERLAP = Overlap()
+
+
+def without_overlap(previous: str, text: str) -> str:
+    """``text`` without the start it repeats from the end of ``previous`` (its overlap)."""
+    for size in range(min(len(previous), len(text)), _MIN_JOIN_OVERLAP - 1, -1):
+        if previous.endswith(text[:size]) and (size == len(text) or text[size].isspace()):
+            return text[size:].lstrip()
+    return text
 
 
 @dataclass(frozen=True)
@@ -34,7 +110,11 @@ def chunk_id(doc_id: str, position: int, text: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def chunk_sections(sections: Sequence[Section], max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+def chunk_sections(
+    sections: Sequence[Section],
+    max_chars: int = DEFAULT_MAX_CHARS,
+    overlap: Overlap = NO_OVERLAP,
+) -> list[Chunk]:
     """Cut ``sections`` into chunks of at most ``max_chars`` characters, heading prefix included.
 
     A section that fits is one chunk. A longer one is split between blocks (paragraphs, lists,
@@ -43,6 +123,8 @@ def chunk_sections(sections: Sequence[Section], max_chars: int = DEFAULT_MAX_CHA
     between rows with its header and separator rows repeated. Only a single line longer than the
     room left is cut inside the line. A section with no body still gives one chunk (its heading
     path), so every section can be found. ``position`` and ``section_index`` count per document.
+    With ``overlap``, each chunk of a split section after the first starts with the end of
+    the chunk before it (still within ``max_chars``).
     """
     if max_chars < _MIN_MAX_CHARS:
         raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
@@ -52,7 +134,7 @@ def chunk_sections(sections: Sequence[Section], max_chars: int = DEFAULT_MAX_CHA
     for section in sections:
         section_index = section_indexes.get(section.doc_id, 0)
         section_indexes[section.doc_id] = section_index + 1
-        for text in _section_texts(section, max_chars):
+        for text in _section_texts(section, max_chars, overlap):
             position = positions.get(section.doc_id, 0)
             positions[section.doc_id] = position + 1
             chunks.append(
@@ -74,7 +156,7 @@ def chunk_sections(sections: Sequence[Section], max_chars: int = DEFAULT_MAX_CHA
     return chunks
 
 
-def _section_texts(section: Section, max_chars: int) -> list[str]:
+def _section_texts(section: Section, max_chars: int, overlap: Overlap) -> list[str]:
     path = _PATH_SEPARATOR.join(section.heading_path) or section.title
     # A pathological heading path must not crowd the body out: keep it to half the budget.
     limit = max_chars // 2
@@ -87,10 +169,16 @@ def _section_texts(section: Section, max_chars: int) -> list[str]:
     budget = max_chars - len(prefix)
     if len(body) <= budget:
         return [prefix + body]
+    reserve = overlap.reserve(budget)
     pieces: list[str] = []
     for block in _blocks(body):
-        pieces.extend(_split_block(block, budget))
-    return [prefix + text for text in _pack(pieces, budget, "\n\n")]
+        pieces.extend(_split_block(block, budget - reserve))
+    packed = _pack(pieces, budget - reserve, "\n\n")
+    texts = packed[:1]
+    for before, piece in zip(packed, packed[1:], strict=False):
+        tail = overlap.tail(before, budget - len(piece) - 2)
+        texts.append(f"{tail}\n\n{piece}" if tail else piece)
+    return [prefix + text for text in texts]
 
 
 def _blocks(body: str) -> list[_Block]:

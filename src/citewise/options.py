@@ -2,9 +2,11 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids``, ``page_prefix`` and
-``verify`` (the answer's grounding check: ``off | report | warn | regenerate``). A
-knowledge base stores its defaults as a ``SearchOptions``; a request overrides some of them.
+``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids``, ``page_prefix``,
+``verify`` (the answer's grounding check: ``off | report | warn | regenerate``), the agentic
+workflow's budget (``agent_rewrites``, ``agent_grading``) and the models the search stages
+use (``chat_model``, ``reranker_dir``). A knowledge base stores its defaults as a
+``SearchOptions``; a request overrides some of them.
 
 Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
 :func:`parse_options` and :meth:`SearchOptions.merged`, with a ``DeprecationWarning``.
@@ -37,6 +39,9 @@ ALL_SCOPE = "all"
 
 MAX_TOP_K = 100
 MAX_CONTEXT_WINDOW = 5
+MAX_AGENT_REWRITES = 3
+"""The hard bound on the agentic workflow's rewrites, whatever a request asks for: each
+rewrite costs a rewrite call, a search and a grade call."""
 
 # The ranker behind each search type (``full_text`` is BM25 over the store's full-text index).
 RANKERS_OF: dict[str, str] = {"hybrid": "hybrid", "vector": "vector", "full_text": "keyword"}
@@ -57,6 +62,8 @@ class SearchOptions(BaseModel):
         rerank: ``off``; ``cross_encoder`` (a local ONNX model, ``CITEWISE_RERANKER_DIR``);
             ``llm`` (a chat model orders the candidates).
         rerank_candidates: how many fused candidates the reranker sees.
+        vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
+            ranker's being the rest; None: equal shares.
         context_window: append up to N neighbouring chunks of the same section to each hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
@@ -65,6 +72,15 @@ class SearchOptions(BaseModel):
             reported with the answer); ``warn`` (also appends a visible warning to the
             answer); ``regenerate`` (writes the answer once more, naming the unsupported
             tokens, before reporting).
+        agent_rewrites: ``citewise-agentic``: how many times it may rewrite a search whose
+            sections were graded irrelevant (0..``MAX_AGENT_REWRITES``).
+        agent_grading: ``citewise-agentic``: grade the sections found (off: answer from
+            them straight away, so no rewrite either).
+        chat_model: the chat model (a model name at ``CITEWISE_LLM_BASE_URL``, or ``local``)
+            that writes query rewrites, ranks for ``rerank=llm`` and, as a knowledge base's
+            default, writes ``qa`` questions; None: ``CITEWISE_LLM_MODEL``.
+        reranker_dir: the cross-encoder directory for ``rerank=cross_encoder``; None:
+            ``CITEWISE_RERANKER_DIR``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,11 +90,16 @@ class SearchOptions(BaseModel):
     query_rewrite: QueryRewrite = "off"
     rerank: Rerank = "off"
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
+    vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None
     verify: Verify = "report"
+    agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
+    agent_grading: bool = True
+    chat_model: str | None = Field(default=None, min_length=1, max_length=200)
+    reranker_dir: str | None = Field(default=None, min_length=1)
 
     @property
     def ranker(self) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from citewise.asyncbridge import run_sync
-from citewise.chunking import DEFAULT_MAX_CHARS
+from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
 from citewise.embedding.base import Embedder
 from citewise.embedding.windows import windows_for
 from citewise.errors import ConfigurationError
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 STRATEGIES = ("section", "parent_child", "qa")
 DEFAULT_CHILD_CHARS = 400
 DEFAULT_QUESTIONS = 3
+# Small enough for LangRAG's benchmark chunk sizes (140-180), large enough for a heading
+# path and some text.
+MIN_PARENT_CHARS = 100
 MAX_QUESTIONS = 10
 # Question generation calls in flight at once: enough to hide an endpoint's latency
 # without tripping its rate limits.
@@ -43,21 +46,28 @@ _CONCURRENT_CALLS = 4
 
 @dataclass(frozen=True)
 class IndexStrategy:
-    """A knowledge base's index strategy and its sizes (stored in its meta)."""
+    """A knowledge base's index strategy and its sizes (stored in its meta).
+
+    ``overlap`` (in ``overlap_unit``: ``chars`` or ``tokens``) is how much of a chunk's end
+    the next chunk of the same section repeats; 0, the default, measured best on the dev
+    cases (benchmarks/chunk-overlap.md).
+    """
 
     name: str = "section"
     parent_chars: int = DEFAULT_MAX_CHARS
     child_chars: int = DEFAULT_CHILD_CHARS
     questions: int = DEFAULT_QUESTIONS
+    overlap: int = 0
+    overlap_unit: str = "chars"
 
     def __post_init__(self) -> None:
         if self.name not in STRATEGIES:
             raise ConfigurationError(
                 f"unknown index strategy {self.name!r} (known: {', '.join(STRATEGIES)})"
             )
-        if self.parent_chars < 200:
+        if self.parent_chars < MIN_PARENT_CHARS:
             raise ConfigurationError(
-                f"parent size must be ≥ 200 characters, not {self.parent_chars}"
+                f"parent size must be ≥ {MIN_PARENT_CHARS} characters, not {self.parent_chars}"
             )
         too_big = self.name == "parent_child" and self.child_chars > self.parent_chars
         if self.child_chars < 50 or too_big:
@@ -66,6 +76,22 @@ class IndexStrategy:
             )
         if not 1 <= self.questions <= MAX_QUESTIONS:
             raise ConfigurationError(f"questions per chunk must be 1..{MAX_QUESTIONS}")
+        if self.overlap_unit not in OVERLAP_UNITS:
+            raise ConfigurationError(
+                f"unknown chunk overlap unit {self.overlap_unit!r} "
+                f"(known: {', '.join(OVERLAP_UNITS)})"
+            )
+        # A token is at least a character: half a chunk bounds both units.
+        if not 0 <= self.overlap <= self.parent_chars // 2:
+            raise ConfigurationError(
+                f"chunk overlap must be 0..{self.parent_chars // 2} (half the chunk size), "
+                f"not {self.overlap}"
+            )
+
+    @property
+    def chunk_overlap(self) -> Overlap:
+        """The chunker's overlap for this strategy."""
+        return Overlap(self.overlap, self.overlap_unit)
 
     def to_meta(self) -> dict[str, str]:
         return {
@@ -73,6 +99,8 @@ class IndexStrategy:
             "max_chars": str(self.parent_chars),
             "child_chars": str(self.child_chars),
             "qa_questions": str(self.questions),
+            "chunk_overlap": str(self.overlap),
+            "chunk_overlap_unit": self.overlap_unit,
         }
 
     @classmethod
@@ -84,6 +112,8 @@ class IndexStrategy:
                 parent_chars=int(meta.get("max_chars", DEFAULT_MAX_CHARS)),
                 child_chars=int(meta.get("child_chars", DEFAULT_CHILD_CHARS)),
                 questions=int(meta.get("qa_questions", DEFAULT_QUESTIONS)),
+                overlap=int(meta.get("chunk_overlap", 0)),
+                overlap_unit=meta.get("chunk_overlap_unit", "chars"),
             )
         except ValueError as error:
             raise ConfigurationError(f"invalid stored index strategy: {error}") from None
@@ -111,7 +141,7 @@ class StrategyWindows:
         if self.strategy.name == "qa" and self.model is None:
             raise ConfigurationError(
                 "the qa strategy needs a chat model to write questions: set CITEWISE_LLM_MODEL "
-                "(and CITEWISE_LLM_BASE_URL)"
+                "(and CITEWISE_LLM_BASE_URL), or the knowledge base's chat_model"
             )
 
     def __call__(self, chunks: Sequence[Chunk]) -> list[list[str]]:

@@ -28,6 +28,7 @@ def test_every_flag_names_a_search_option() -> None:
         "--top-k", "3", "--search-type", "vector", "--query-rewrite", "hyde", "--rerank", "llm",
         "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
         "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/", "--verify", "warn",
+        "--vector-weight", "0.7", "--chat-model", "m", "--reranker-dir", "ce/",
         answers=True,
     )  # fmt: skip
     overrides = search_overrides(args)
@@ -42,8 +43,13 @@ def test_every_flag_names_a_search_option() -> None:
         "doc_ids": ("a.md", "b.md"),
         "page_prefix": "demo/",
         "verify": "warn",
+        "vector_weight": 0.7,
+        "chat_model": "m",
+        "reranker_dir": "ce/",
     }
-    assert set(overrides) == set(SearchOptions.model_fields)
+    # The agentic budget is `citewise ask`'s own (--agent-rewrites, --no-agent-grading).
+    agentic = {"agent_rewrites", "agent_grading"}
+    assert set(overrides) == set(SearchOptions.model_fields) - agentic
     with pytest.raises(SystemExit):  # a search writes no answer to check
         parse("--verify", "warn")
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")

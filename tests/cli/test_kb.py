@@ -49,9 +49,8 @@ def test_kb_text_output(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (home / "a.md").write_text("# A\n\n## Keys\n\nThe API key.\n")
     run(capsys, "doc", "add", str(home / "a.md"), "--kb", "team")
     assert run(capsys, "kb", "list").startswith("team ")
-    shown = {
-        line[:12].strip(): line[13:] for line in run(capsys, "kb", "show", "team").splitlines()
-    }
+    lines = run(capsys, "kb", "show", "team").splitlines()
+    shown = {key: value.strip() for key, _, value in (line.partition(" ") for line in lines)}
     assert shown["name"] == "team" and shown["documents"] == "1" and shown["description"] == ""
     assert json.loads(shown["retrieval"])["context_window"] == 1
     lines = run(capsys, "kb", "search", "team", "API key", "--top-k", "1").splitlines()

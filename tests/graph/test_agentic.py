@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from citewise.answering import AGENTIC, Done, Event, Status, stream_answer
 from citewise.graph import prompts
-from citewise.graph.agentic import CHECKING, after_grade, rewriting_status
+from citewise.graph.agentic import (
+    CHECKING,
+    NOT_GRADING,
+    after_grade,
+    rewriting_status,
+    spent_status,
+)
 from citewise.graph.state import MAX_REWRITES, GraphState
 from citewise.models import Answer
 from citewise.options import SearchOptions
@@ -14,9 +20,14 @@ from ..fakes import INSTALL, FakeRetriever
 
 
 def run(
-    message: str, retriever: FakeRetriever, model: ScriptedChatModel
+    message: str,
+    retriever: FakeRetriever,
+    model: ScriptedChatModel,
+    options: SearchOptions | None = None,
 ) -> tuple[list[str], Answer]:
-    events: list[Event] = list(stream_answer(message, retriever, model, workflow=AGENTIC))
+    events: list[Event] = list(
+        stream_answer(message, retriever, model, options=options, workflow=AGENTIC)
+    )
     assert isinstance(events[-1], Done)
     return [e.text for e in events if isinstance(e, Status)], events[-1].answer
 
@@ -54,6 +65,7 @@ def test_irrelevant_sections_get_exactly_one_rewrite_then_a_not_covered_answer()
         rewriting_status(1),
         "Searching the docs: install example package",
         CHECKING,
+        spent_status(1),
         "Writing the answer",
     ]
     assert "(1 of 1)" in rewriting_status(1)
@@ -98,3 +110,37 @@ def test_a_greeting_goes_straight_to_the_answer() -> None:
     assert retriever.calls == [] and answer.text == "Hello!"
     assert status == ["Understanding the question", "Writing the answer"]
     assert [call.kind for call in model.calls] == ["Plan", "answer"]
+
+
+def test_a_request_may_allow_more_rewrites_and_each_shows_the_budget() -> None:
+    rewrites = iter(["install package", "pip install package"])
+    model = ScriptedChatModel(
+        reply=script(grade="no", rewrite=lambda call: {"query": next(rewrites)}, answer="No.")
+    )
+    retriever = FakeRetriever()
+    status, _ = run("How do I install it?", retriever, model, SearchOptions(agent_rewrites=2))
+    assert retriever.queries == ["How do I install it?", "install package", "pip install package"]
+    assert [call.kind for call in model.calls].count("Grade") == 3
+    assert [s for s in status if "rewrit" in s] == [
+        rewriting_status(1, 2),
+        rewriting_status(2, 2),
+        spent_status(2),
+    ]
+    assert "(2 of 2)" in rewriting_status(2, 2) and "2 of 2 rewrites" in spent_status(2)
+
+
+def test_no_rewrites_or_no_grading_within_the_request_budget() -> None:
+    model = ScriptedChatModel(reply=script(grade="no", rewrite="other", answer="No."))
+    retriever = FakeRetriever()
+    status, _ = run("How do I install it?", retriever, model, SearchOptions(agent_rewrites=0))
+    assert retriever.queries == ["How do I install it?"]
+    assert [call.kind for call in model.calls] == ["Plan", "Grade", "answer"]
+    assert spent_status(0) in status
+
+    model = ScriptedChatModel(reply=script(grade="no", answer=f"[Install]({INSTALL.url})"))
+    status, answer = run(
+        "How do I install it?", FakeRetriever(), model, SearchOptions(agent_grading=False)
+    )
+    assert [call.kind for call in model.calls] == ["Plan", "answer"]
+    assert NOT_GRADING in status and CHECKING not in status
+    assert len(answer.citations) == 1  # the sections found are answered from, ungraded

@@ -96,3 +96,14 @@ def test_relative_score_rrf_handles_non_positive_best_and_negatives() -> None:
     fused = dict(relative_score_rrf([[("a", -0.2), ("b", -0.5)], [("a", 1.0), ("b", -1.0)]]))
     assert fused["a"] == pytest.approx(1 / 61 + 1 / 61)
     assert fused["b"] == pytest.approx(1 / 62)
+
+
+def test_relative_score_rrf_weights_scale_each_ranking() -> None:
+    from citewise.retrieval.fusion import relative_score_rrf
+
+    dense = [("a", 0.9), ("b", 0.8)]
+    keyword = [("b", 10.0), ("a", 1.0)]
+    assert relative_score_rrf([dense, keyword], k=0)[0][0] == "b"
+    assert relative_score_rrf([dense, keyword], k=0, weights=[0.9, 0.1])[0][0] == "a"
+    with pytest.raises(ValueError, match="2 rankings"):
+        relative_score_rrf([dense, keyword], weights=[1.0])

@@ -220,3 +220,12 @@ def test_a_key_is_kept_only_once_it_worked(keyed_url: str) -> None:
     assert seen["wrong"]["error"].startswith("401") and seen["wrong"]["stored"] is None
     assert seen["wrong"]["question"] == QUESTION  # ready to send again with the right key
     assert seen["right"]["citations"] > 0 and seen["right"]["stored"] == "sk-right"
+
+
+def test_the_bm25_toggle_switches_the_search_to_embeddings_only(extractive_url: str) -> None:
+    seen = drive("bm25", extractive_url, QUESTION)
+    assert seen["checkedAtFirst"] is True  # the default search (hybrid) uses BM25
+    first, second = seen["sent"]
+    assert "citewise_settings" not in first  # nothing differs from the defaults
+    assert json.loads(second["citewise_settings"]) == {"search_type": "vector"}
+    assert seen["answer"]["citations"]

@@ -4,6 +4,7 @@
 //   node chat.mjs extractive BASE_URL QUESTION SHOTS_DIR
 //   node chat.mjs files BASE_URL QUESTION
 //   node chat.mjs keys BASE_URL QUESTION WRONG_KEY RIGHT_KEY
+//   node chat.mjs bm25 BASE_URL QUESTION
 import { chromium } from "playwright-core";
 
 const [mode, url, ...rest] = process.argv.slice(2);
@@ -198,12 +199,30 @@ async function keys(question, wrong, right) {
   };
 }
 
+// The BM25 toggle: asks with it as the page opens, then switched off; what each request sent.
+async function bm25(question) {
+  const page = await open();
+  const sent = [];
+  page.on("request", (request) => {
+    if (request.url().endsWith("/v1/responses")) sent.push(request.postDataJSON().metadata ?? {});
+  });
+  result.checkedAtFirst = await page.isChecked("#bm25");
+  await ask(page, question);
+  await page.waitForSelector(DONE);
+  await page.uncheck("#bm25");
+  await ask(page, question);
+  await page.waitForSelector(DONE);
+  result.answer = await answerOf(page);
+  result.sent = sent;
+}
+
 const result = { pageErrors: [] };
 try {
   if (mode === "scripted") await scripted(...rest);
   else if (mode === "extractive") await extractive(...rest);
   else if (mode === "files") await files(...rest);
   else if (mode === "keys") await keys(...rest);
+  else if (mode === "bm25") await bm25(...rest);
   else throw new Error(`unknown mode ${mode}`);
 } catch (error) {
   // What the page showed when it went wrong, for the test's failure message.

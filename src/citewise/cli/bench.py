@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from citewise.cli.common import DEFAULT_KB, Subcommands
 from citewise.config import Settings
@@ -56,17 +57,41 @@ def cmd_bench_embed(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_bench_langrag(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.errors import ConfigurationError
     from citewise.evaluation.langrag import format_report, run_langrag_benchmark
+    from citewise.evaluation.langrag_configs import format_config_report, is_config, run_config
 
-    report = run_langrag_benchmark(
-        [Path(d) for d in args.datasets],
-        settings=settings,
-        embedders=args.embedder or ["minilm", "e5"],
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-    )
+    # A folder is LangRAG's benchmark folder: every configuration in its configs/.
+    paths: list[Path] = []
+    for given in map(Path, args.paths):
+        paths += sorted((given / "configs").glob("*.json")) if given.is_dir() else [given]
+    configs = [path for path in paths if is_config(path)]
+    datasets = [path for path in paths if path not in configs]
+    if args.dataset and len(configs) != 1:
+        raise ConfigurationError("--dataset pairs a set with one configuration file")
+    embedders = args.embedder or ["minilm", "e5"]
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    report: dict[str, Any] = {}
+    if datasets:
+        report = run_langrag_benchmark(
+            datasets, settings=settings, embedders=embedders, progress=progress
+        )
+    report["configs"] = [
+        run_config(path, settings=settings, embedders=embedders, progress=progress,
+                   dataset=Path(args.dataset) if args.dataset else None)
+        for path in configs
+    ]  # fmt: skip
     if args.output:
         Path(args.output).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        if datasets:
+            print(format_report(report))
+        print("\n".join(format_config_report(config) for config in report["configs"]))
     return 0
 
 
@@ -196,7 +221,14 @@ def add_bench_commands(commands: Subcommands) -> None:
     langrag = kinds.add_parser(
         "langrag", help="hit/all-relevant/precision/recall/MRR/nDCG@1,3,5 on LangRAG sets"
     )
-    langrag.add_argument("datasets", nargs="+", help="langrag-benchmarks/datasets/<set>.json")
+    langrag.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="LangRAG configs/<config>.json (run as written on the set it was written for), "
+        "datasets/<set>.json (citewise's own plan), or the langrag-benchmarks folder",
+    )  # fmt: skip
+    langrag.add_argument(
+        "--dataset", help="the set to run one configuration file on (default: its own)"
+    )
     langrag.add_argument(
         "--embedder", action="append", default=[], help="repeatable (default: minilm and e5)"
     )

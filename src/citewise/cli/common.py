@@ -41,11 +41,16 @@ _SEARCH_FIELDS = (
     "query_rewrite",
     "rerank",
     "rerank_candidates",
+    "vector_weight",
     "context_window",
     "scope",
     "doc_ids",
     "page_prefix",
     "verify",  # answers only (``ask``, a knowledge base's defaults): the grounding check
+    "agent_rewrites",
+    "agent_grading",
+    "chat_model",
+    "reranker_dir",
 )
 # Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
 _OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
@@ -156,6 +161,10 @@ def add_search_flags(
         help="how many fused candidates the reranker sees",
     )  # fmt: skip
     group.add_argument(
+        "--vector-weight", type=float, default=None, metavar="W",
+        help="hybrid: the embeddings' share of the fusion, 0-1 (default: equal shares)",
+    )  # fmt: skip
+    group.add_argument(
         "--context-window", type=int, default=None, metavar="N",
         help="append up to N neighbouring chunks of the same section to each hit",
     )  # fmt: skip
@@ -171,6 +180,16 @@ def add_search_flags(
             help="the answer's grounding check: off, report, warn (a warning in the answer) "
             "or regenerate (written again once, naming what the docs do not hold)",
         )  # fmt: skip
+    group.add_argument(
+        "--chat-model", default=None, metavar="NAME",
+        help="chat model for query rewrites, rerank=llm and qa questions (default: "
+        "the knowledge base's, else CITEWISE_LLM_MODEL)",
+    )  # fmt: skip
+    group.add_argument(
+        "--reranker-dir", default=None, metavar="DIR",
+        help="cross-encoder for rerank=cross_encoder (default: the knowledge base's, "
+        "else CITEWISE_RERANKER_DIR)",
+    )  # fmt: skip
     if "k" in legacy:
         group.add_argument(
             "-k", dest="top_k", type=int, action=_Deprecated, replacement="--top-k",

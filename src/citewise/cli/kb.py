@@ -19,6 +19,7 @@ from citewise.config import Settings
 from citewise.kb import (
     DEFAULT_CHILD_CHARS,
     DEFAULT_QUESTIONS,
+    OVERLAP_UNITS,
     STRATEGIES,
     IndexStrategy,
     KBConfig,
@@ -32,7 +33,14 @@ __all__ = ["add_doc_commands", "add_kb_commands"]
 
 def cmd_kb_create(args: argparse.Namespace, settings: Settings) -> int:
     config = KBConfig(
-        strategy=IndexStrategy(args.strategy, args.parent_chars, args.child_chars, args.questions),
+        strategy=IndexStrategy(
+            args.strategy,
+            args.parent_chars,
+            args.child_chars,
+            args.questions,
+            overlap=args.chunk_overlap,
+            overlap_unit=args.overlap_unit,
+        ),  # fmt: skip
         embedder=args.embedder or settings.embedder,
         defaults=SearchOptions().merged(search_overrides(args)),
         description=args.description,
@@ -68,7 +76,7 @@ def cmd_kb_show(args: argparse.Namespace, settings: Settings) -> int:
         print_json({**described, "documents": [asdict(d) for d in kb.documents()]})
         return 0
     for key, value in described.items():
-        print(f"{key:<12} {json.dumps(value, ensure_ascii=False) if key == 'retrieval' else value}")
+        print(f"{key:<18} {json.dumps(value, ensure_ascii=False) if key == 'retrieval' else value}")
     return 0
 
 
@@ -134,6 +142,10 @@ def add_kb_commands(commands: Subcommands) -> None:
     create.add_argument("--parent-chars", type=int, default=2000, help="largest chunk (parent)")
     create.add_argument("--child-chars", type=int, default=DEFAULT_CHILD_CHARS)
     create.add_argument("--questions", type=int, default=DEFAULT_QUESTIONS, help="qa: per chunk")
+    create.add_argument(
+        "--chunk-overlap", type=int, default=0, help="end of a chunk the next repeats (0: none)"
+    )
+    create.add_argument("--overlap-unit", choices=OVERLAP_UNITS, default="chars")
     create.add_argument("--embedder", default=None, help="minilm (English) or e5 (multilingual)")
     create.add_argument("--description", default="")
     create.add_argument("--json", action="store_true")

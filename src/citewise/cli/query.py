@@ -28,6 +28,7 @@ from citewise.kb import (
     TextDelta,
 )
 from citewise.models import Answer, Citation
+from citewise.options import MAX_AGENT_REWRITES
 
 __all__ = ["NO_MODEL_HINT", "add_query_commands", "read_history"]
 
@@ -179,4 +180,13 @@ def add_query_commands(commands: Subcommands) -> None:
     ask.add_argument("--json", action="store_true")
     # ``--mode`` never was an ``ask`` flag (argparse read it as ``--model``): only ``-k``.
     add_search_flags(ask, legacy=("k",), answers=True)
+    budget = ask.add_argument_group("citewise-agentic budget (this question only)")
+    budget.add_argument(
+        "--agent-rewrites", type=int, default=None, metavar="N",
+        help=f"rewrites of a search graded irrelevant (0..{MAX_AGENT_REWRITES}, default 1)",
+    )  # fmt: skip
+    budget.add_argument(
+        "--no-agent-grading", dest="agent_grading", action="store_const", const=False,
+        default=None, help="answer from the first search without grading it",
+    )  # fmt: skip
     ask.set_defaults(run=cmd_ask)

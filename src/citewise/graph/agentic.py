@@ -1,8 +1,10 @@
 """The opt-in agentic workflow (model ``citewise-agentic``): retrieval graded, rewritten once.
 
 decide → retrieve → grade → answer, or rewrite → retrieve → grade → answer. The ``rewrites``
-counter in state bounds the loop at ``MAX_REWRITES`` (one); when the second grade still says
-no, the answer says the documentation does not cover the question.
+counter in state bounds the loop at the request's ``agent_rewrites`` (default one, never more
+than ``MAX_AGENT_REWRITES``); when the last grade still says no, the answer says the
+documentation does not cover the question. ``agent_grading=false`` answers from the first
+search without grading. Each budget decision is a status the client sees.
 """
 
 from __future__ import annotations
@@ -26,19 +28,33 @@ NAME = "citewise-agentic"
 GRADE_TAG = "citewise:grade"
 REWRITE_TAG = "citewise:rewrite"
 CHECKING = "Checking whether the sections answer the question"
+NOT_GRADING = "Answering from the sections found (grading is off for this request)"
 
 log = logging.getLogger(__name__)
 
 
-def rewriting_status(attempt: int) -> str:
-    return f"Nothing relevant found; rewriting the search ({attempt} of {MAX_REWRITES})"
+def rewriting_status(attempt: int, budget: int = MAX_REWRITES) -> str:
+    return f"Nothing relevant found; rewriting the search ({attempt} of {budget})"
+
+
+def spent_status(budget: int) -> str:
+    """The status when the last grade says no and no rewrite is left."""
+    if budget == 0:
+        return "Nothing relevant found; no rewrites allowed for this request"
+    return f"Nothing relevant found after {budget} of {budget} rewrites"
+
+
+def _budget(state: GraphState) -> int:
+    return state["options"].agent_rewrites
 
 
 async def grade(state: GraphState, runtime: Runtime[Deps]) -> Update:
     """One structured yes/no over the retrieved sections (none retrieved: no)."""
     hits = state.get("hits", [])
+    if not state["options"].agent_grading:
+        return {"relevant": True, "status": emit_status(NOT_GRADING)}
     if not hits:
-        return {"relevant": False}
+        return {"relevant": False, **_spent(state)}
     status = emit_status(CHECKING)
     messages = grade_messages(state["messages"], hits)
     try:
@@ -47,13 +63,23 @@ async def grade(state: GraphState, runtime: Runtime[Deps]) -> Update:
         # An unreadable grade should not discard sections: the answer step still judges them.
         log.warning("grading failed (%s); answering from the sections found", error)
         return {"relevant": True, "status": status}
-    return {"relevant": result.relevant == "yes", "status": status}
+    if result.relevant == "yes":
+        return {"relevant": True, "status": status}
+    return {"relevant": False, "status": status + _spent(state).get("status", [])}
+
+
+def _spent(state: GraphState) -> Update:
+    """A status saying the rewrite budget is spent, when it is (else nothing)."""
+    budget = _budget(state)
+    if state.get("rewrites", 0) < budget:
+        return {}
+    return {"status": emit_status(spent_status(budget))}
 
 
 async def rewrite(state: GraphState, runtime: Runtime[Deps]) -> Update:
     """One structured call for a new query; increments the counter that bounds the loop."""
     attempt = state.get("rewrites", 0) + 1
-    status = emit_status(rewriting_status(attempt))
+    status = emit_status(rewriting_status(attempt, _budget(state)))
     queries = state.get("queries", [])
     try:
         messages = rewrite_messages(state["messages"], queries)
@@ -70,7 +96,7 @@ def after_decide(state: GraphState) -> Literal["retrieve", "answer"]:
 
 
 def after_grade(state: GraphState) -> Literal["answer", "rewrite"]:
-    if state.get("relevant") or state.get("rewrites", 0) >= MAX_REWRITES:
+    if state.get("relevant") or state.get("rewrites", 0) >= _budget(state):
         return "answer"
     return "rewrite"
 

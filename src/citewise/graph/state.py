@@ -15,7 +15,8 @@ from citewise.models import Answer, Hit, Retriever
 from citewise.options import SearchOptions
 
 MAX_REWRITES = 1
-"""The agentic workflow rewrites its search at most this many times."""
+"""The agentic workflow rewrites its search at most this many times unless a request's
+``agent_rewrites`` says otherwise (up to ``citewise.options.MAX_AGENT_REWRITES``)."""
 
 
 @dataclass(frozen=True)

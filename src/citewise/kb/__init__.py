@@ -13,6 +13,7 @@ Python, evaluation and bench).
 from __future__ import annotations
 
 from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS
+from citewise.chunking import OVERLAP_UNITS
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.kb.config import KBConfig
 from citewise.kb.ingest import IndexReport, Progress, parse_folder, source_from_bytes
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_CHILD_CHARS",
     "DEFAULT_QUESTIONS",
     "DEFAULT_WORKFLOW",
+    "OVERLAP_UNITS",
     "RAG",
     "STRATEGIES",
     "WORKFLOWS",

@@ -64,7 +64,12 @@ class KBConfig:
             "parent_chars": s.parent_chars,
             "child_chars": s.child_chars,
             "qa_questions": s.questions,
+            "chunk_overlap": s.overlap,
+            "chunk_overlap_unit": s.overlap_unit,
             "embedder": self.embedder,
+            # The models the search stages (and qa) use; None: the server's global ones.
+            "chat_model": self.defaults.chat_model,
+            "reranker_dir": self.defaults.reranker_dir,
             "retrieval": self.defaults.model_dump(),
             "description": self.description,
         }

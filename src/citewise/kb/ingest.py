@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from citewise import telemetry
-from citewise.chunking import chunk_sections
+from citewise.chunking import NO_OVERLAP, Overlap, chunk_sections
 from citewise.embedding.base import Embedder, Vectors
 from citewise.embedding.windows import windows_for
 from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
@@ -109,6 +109,7 @@ def folder_items(
     site_url: str = "",
     version: str | None = None,
     max_chars: int,
+    overlap: Overlap = NO_OVERLAP,
     scopes: ScopeOf | None = None,
     api: ApiReference | None = None,
     skipped: dict[str, str] | None = None,
@@ -120,6 +121,7 @@ def folder_items(
     """
     scope_of = scopes or folder_scopes(folder)
     shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
+    shape.update(_overlap_shape(overlap))
     items = []
     api_print: list[str] = []
     for source in _read_docs(folder, skipped):
@@ -172,12 +174,15 @@ def _read_docs(folder: Path, skipped: dict[str, str] | None) -> list[SourceFile]
 _BUILD_DIRS = frozenset({"node_modules", "__pycache__", "site", "public", "_site", "_build"})
 
 
-def upload_items(sources: Sequence[SourceFile], *, scope: str, max_chars: int) -> list[IngestItem]:
+def upload_items(
+    sources: Sequence[SourceFile], *, scope: str, max_chars: int, overlap: Overlap = NO_OVERLAP
+) -> list[IngestItem]:
     """Uploaded files as items (their names must be distinct)."""
     names = [source.doc_id for source in sources]
     if len(set(names)) != len(names):
         raise SourceError(f"the same document name appears twice: {sorted(names)}")
     shape = {"max_chars": str(max_chars), "scope": scope, "upload": "1"}
+    shape.update(_overlap_shape(overlap))
     return [_source_item(s, fingerprint(s.data, shape), scope) for s in sources]
 
 
@@ -285,6 +290,7 @@ def ingest(
     items: Sequence[IngestItem],
     *,
     max_chars: int,
+    overlap: Overlap = NO_OVERLAP,
     remove_missing: bool,
     meta: Mapping[str, str],
     windows_of: WindowsOf | None = None,
@@ -319,7 +325,7 @@ def ingest(
         if previous is not None and previous.content_hash == item.fingerprint:
             report.unchanged.append(item.doc_id)
             continue
-        pending.append(_chunked(item, max_chars, known_chunks))
+        pending.append(_chunked(item, max_chars, overlap, known_chunks))
         (report.updated if previous else report.added).append(item.doc_id)
     updates = _embedded(pending, embedder, windows_of, report, progress)
     present = {item.doc_id for item in items}
@@ -357,11 +363,19 @@ _PARSING: threading.BoundedSemaphore | None = None
 _PARSING_LOCK = threading.Lock()
 
 
-def _chunked(item: IngestItem, max_chars: int, known_chunks: set[str]) -> _Pending:
+def _overlap_shape(overlap: Overlap) -> dict[str, str]:
+    """The overlap's part of a fingerprint: none without one, so fingerprints made before
+    overlaps existed stay valid."""
+    return {"overlap": f"{overlap.size} {overlap.unit}"} if overlap.size else {}
+
+
+def _chunked(
+    item: IngestItem, max_chars: int, overlap: Overlap, known_chunks: set[str]
+) -> _Pending:
     with _parse_slots(), telemetry.stage("parse"):
         sections = item.sections()
     with telemetry.stage("chunk"):
-        chunks = chunk_sections(sections, max_chars=max_chars)
+        chunks = chunk_sections(sections, max_chars=max_chars, overlap=overlap)
     first = sections[0] if sections else None
     document = Document(
         doc_id=item.doc_id,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise import telemetry
+from citewise.chunking import NO_OVERLAP
 from citewise.errors import KnowledgeBaseError, SourceError
 from citewise.kb.config import META_EMBEDDER, META_STRATEGY, KBConfig
 from citewise.kb.ingest import (
@@ -73,8 +74,9 @@ def index_folder(
         config = kb.config if kb.exists and META_STRATEGY in kb.meta() else None
         max_chars = config.strategy.parent_chars if config else kb.settings.max_chars
         skipped: dict[str, str] = {}
+        overlap = config.strategy.chunk_overlap if config else NO_OVERLAP
         items = folder_items(
-            folder, site_url=site_url, version=version, max_chars=max_chars,
+            folder, site_url=site_url, version=version, max_chars=max_chars, overlap=overlap,
             scopes=folder_scopes(folder, scope_rule, site_config=site_config),
             api=folder_api_reference(folder, site_config), skipped=skipped,
         )  # fmt: skip
@@ -141,7 +143,9 @@ def add_documents(
     with kb.write_lock():
         config = kb.config
         max_chars = config.strategy.parent_chars
-        items = upload_items(raw, scope=scope, max_chars=max_chars)
+        items = upload_items(
+            raw, scope=scope, max_chars=max_chars, overlap=config.strategy.chunk_overlap
+        )
         items += parsed_items(parsed, scope=scope, max_chars=max_chars)
         return _ingest(kb, items, config, remove_missing=False, meta={})
 
@@ -210,6 +214,7 @@ def _ingest(
             embedder,
             items,
             max_chars=max_chars,
+            overlap=config.strategy.chunk_overlap if config else NO_OVERLAP,
             remove_missing=remove_missing,
             meta={META_EMBEDDER: embedder_name, **meta},
             windows_of=windows,
@@ -223,5 +228,5 @@ def _ingest(
 
 
 def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:
-    model = kb.model if config.strategy.name == "qa" else None
+    model = kb.model_for(config.defaults.chat_model) if config.strategy.name == "qa" else None
     return StrategyWindows(config.strategy, kb.embedder, model)

@@ -53,7 +53,8 @@ class KnowledgeBase:
         store: a store engine to use instead of the one ``settings.store_url`` names.
         embedder: an embedder to use instead of the one the knowledge base was built with.
         model: the chat model that writes answers, question generation (``qa``), query
-            rewrites and the LLM reranker use, instead of the one the settings configure.
+            rewrites and the LLM reranker use, instead of the one the settings configure
+            (it wins over a ``chat_model`` the knowledge base or a request names).
         library: the library to open it in (default: the process-wide one of ``settings``).
 
     Example::
@@ -148,6 +149,14 @@ class KnowledgeBase:
         if self._model is not None:
             return self._model
         return self.library.chat_model(self.settings)
+
+    def model_for(self, name: str | None) -> BaseChatModel | None:
+        """The chat model ``name`` (a ``chat_model`` option: a model at the configured
+        endpoint, or ``local``), made once per process; None names :attr:`model`. A model
+        given to this knowledge base wins over any name."""
+        if name is None or self._model is not None:
+            return self.model
+        return self.library.chat_model(self.settings.with_overrides(llm_model=name))
 
     def documents(self) -> list[Document]:
         return self.store.documents()
@@ -329,7 +338,8 @@ class KnowledgeBase:
         return self.resolve(options, **overrides)
 
     async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
-        model = self.model if options.needs_model else None
+        # ``chat_model``: the request's, else this knowledge base's (resolved), else global.
+        model = self.model_for(options.chat_model) if options.needs_model else None
         embedder = None if options.search_type == "full_text" else self.embedder
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(self.store, embedder, query, options, model=model)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator, Sequence
 
+from citewise.chunking import without_overlap
 from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import KBStore
 
@@ -56,14 +57,19 @@ def _body(chunk: Chunk) -> str:
 
 def _pieces(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, str | None, str]]:
     """Per chunk in order: the chunk, its section's heading when the section starts here
-    (else None), and its text without the heading-path prefix."""
+    (else None), and its text without the heading-path prefix (and without the start it
+    repeats of the chunk before, in a knowledge base with chunk overlap)."""
     section: tuple[int, str] | None = None
+    previous = ""
     for chunk in chunks:
         heading = None
+        body = _body(chunk).strip("\n")
         if (chunk.section_index, chunk.url) != section:
             section = (chunk.section_index, chunk.url)
             heading = chunk.heading_path[-1] if chunk.heading_path else chunk.title
-        yield chunk, heading, _body(chunk).strip("\n")
+            previous = ""
+        yield chunk, heading, without_overlap(previous, body) if previous else body
+        previous = body
 
 
 def _level(chunk: Chunk) -> int:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
+from citewise.kb.config import KBConfig
 from citewise.kb.ingest import IndexReport, Progress
-from citewise.kb.knowledge_base import KnowledgeBase
+from citewise.kb.knowledge_base import KnowledgeBase, Options
 from citewise.kb.library import Library
+from citewise.models import Hit
+from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.sources.release import (
     FetchedRelease,
     FetchLimits,
@@ -19,7 +24,7 @@ from citewise.sources.release import (
     release_kb_name,
 )
 
-__all__ = ["ReleaseIndex", "ReleaseIndexResult", "index_release"]
+__all__ = ["PendingRelease", "ReleaseIndex", "ReleaseIndexResult", "index_release"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +119,43 @@ class ReleaseIndex:
                     if client is not None:
                         client.close()
             return self._result.kb
+
+    def pending(self) -> KnowledgeBase:
+        """The release's knowledge base for answering: built already, or a
+        :class:`PendingRelease` that builds it only when an answer first searches."""
+        return self.get() if self.ready else PendingRelease(self)
+
+
+class PendingRelease(KnowledgeBase):
+    """A release's knowledge base before it is indexed, for answering a message.
+
+    The workflow plans before it searches, so a greeting (a plan with no query) is answered
+    without fetching or indexing anything; the first search builds the release (off the
+    event loop) and runs there, under the options checked against the built index.
+    """
+
+    def __init__(self, index: ReleaseIndex) -> None:
+        super().__init__(index.kb_name or index.spec.repo, library=index.library)
+        self.index = index
+
+    @property
+    def exists(self) -> bool:
+        return self.index.ready
+
+    @property
+    def config(self) -> KBConfig:
+        return self.index.get().config if self.index.ready else KBConfig()
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        return self.index.get().scopes if self.index.ready else (ALL_SCOPE,)
+
+    def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
+        """The built-in defaults overridden (the scope is checked once the release is built)."""
+        if self.index.ready:
+            return self.index.get().resolve(options, **overrides)
+        return SearchOptions().merged(options).merged(overrides)
+
+    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+        built = await asyncio.to_thread(self.index.get)
+        return await built._search(query, await asyncio.to_thread(built.resolve, options))

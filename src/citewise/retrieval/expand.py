@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from citewise.chunking import without_overlap
 from citewise.models import Chunk, Hit
 from citewise.store.base import KBStore
 
@@ -39,4 +40,7 @@ def joined_text(chunks: Sequence[Chunk]) -> str:
         chunk.text[len(prefix) :] if prefix and chunk.text.startswith(prefix) else chunk.text
         for chunk in chunks
     ]
-    return prefix + "\n\n".join(body.strip("\n") for body in bodies)
+    bodies = [body.strip("\n") for body in bodies]
+    # Neighbours of a knowledge base with chunk overlap repeat each other's ends: once here.
+    kept = bodies[:1] + [without_overlap(a, b) for a, b in zip(bodies, bodies[1:], strict=False)]
+    return prefix + "\n\n".join(kept)

@@ -39,7 +39,9 @@ def reciprocal_rank_fusion(
 
 
 def relative_score_rrf(
-    rankings: Sequence[Sequence[tuple[str, float]]], k: int = 60
+    rankings: Sequence[Sequence[tuple[str, float]]],
+    k: int = 60,
+    weights: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
     """RRF whose every term is weighted by the item's score relative to its ranking's best.
 
@@ -49,12 +51,16 @@ def relative_score_rrf(
     still need no calibration, and there is no parameter to tune. Measured (see
     ``benchmarks/``): SciFact nDCG@10 0.731 against 0.721 for plain RRF, with the same
     recall on the LGOS dev cases. Negative scores count as 0; a ranking whose best score is
-    not positive falls back to plain ranks.
+    not positive falls back to plain ranks. ``weights`` (one per ranking, default all 1)
+    scale each ranking's terms.
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
+    if weights is not None and len(weights) != len(rankings):
+        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for index, ranking in enumerate(rankings):
+        factor = weights[index] if weights is not None else 1.0
         best = max((score for _, score in ranking), default=0.0)
         seen: set[str] = set()
         for rank, (item, score) in enumerate(ranking, start=1):
@@ -62,5 +68,5 @@ def relative_score_rrf(
                 continue
             seen.add(item)
             weight = max(score, 0.0) / best if best > 0 else 1.0
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            scores[item] = scores.get(item, 0.0) + factor * weight / (k + rank)
     return sorted(scores.items(), key=lambda pair: -pair[1])

@@ -29,7 +29,12 @@ _KEYWORD_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="citewise-k
 
 
 def _fuse(
-    rankings: Sequence[Sequence[Hit]], k: int, rrf_k: int, *, by_score: bool = False
+    rankings: Sequence[Sequence[Hit]],
+    k: int,
+    rrf_k: int,
+    *,
+    by_score: bool = False,
+    weights: Sequence[float] | None = None,
 ) -> list[Hit]:
     """RRF over ranked lists of hits; a fused hit keeps every ranker that found it.
 
@@ -45,7 +50,9 @@ def _fuse(
             found_by.setdefault(hit.chunk.chunk_id, set()).update(hit.rankers)
     if by_score:
         fused = relative_score_rrf(
-            [[(hit.chunk.chunk_id, hit.score) for hit in hits] for hits in rankings], k=rrf_k
+            [[(hit.chunk.chunk_id, hit.score) for hit in hits] for hits in rankings],
+            k=rrf_k,
+            weights=weights,
         )
     else:
         fused = reciprocal_rank_fusion(
@@ -73,6 +80,7 @@ def search(
     candidates: int = DEFAULT_CANDIDATES,
     keyword_cutoff: float = KEYWORD_CUTOFF,
     rrf_k: int = RRF_K,
+    vector_weight: float | None = None,
 ) -> list[Hit]:
     """The k best chunks for ``query``, best first.
 
@@ -82,7 +90,9 @@ def search(
     matches do not outvote the dense ranker. A hit's
     ``score`` is the fused score in hybrid mode, else the ranker's own (cosine or BM25).
     ``embedder`` may be None for ``keyword`` mode. ``mode`` is a plain str (checked here)
-    because it usually arrives from a CLI flag or a request.
+    because it usually arrives from a CLI flag or a request. ``vector_weight`` (0..1) is
+    the dense ranker's share of the hybrid fusion, the keyword ranker's being the rest
+    (None: equal shares).
     """
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r} (known: {', '.join(MODES)})")
@@ -112,7 +122,8 @@ def search(
         floor = keyword_cutoff * keyword[0].score
         keyword = [hit for hit in keyword if hit.score >= floor]
     with telemetry.stage("fuse"):
-        return _fuse([dense, keyword], k, rrf_k, by_score=True)
+        weights = None if vector_weight is None else (vector_weight, 1.0 - vector_weight)
+        return _fuse([dense, keyword], k, rrf_k, by_score=True, weights=weights)
 
 
 def search_many(
@@ -126,6 +137,7 @@ def search_many(
     candidates: int = DEFAULT_CANDIDATES,
     keyword_cutoff: float = KEYWORD_CUTOFF,
     rrf_k: int = RRF_K,
+    vector_weight: float | None = None,
 ) -> list[Hit]:
     """Search several phrasings of a question and fuse their results by RRF.
 
@@ -138,7 +150,7 @@ def search_many(
     def one(query: str, n: int) -> list[Hit]:
         return search(
             store, embedder, query, k=n, mode=mode, filter=filter, candidates=candidates,
-            keyword_cutoff=keyword_cutoff, rrf_k=rrf_k,
+            keyword_cutoff=keyword_cutoff, rrf_k=rrf_k, vector_weight=vector_weight,
         )  # fmt: skip
 
     if len(distinct) == 1:

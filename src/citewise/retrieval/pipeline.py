@@ -45,13 +45,14 @@ async def retrieve(
         # Nothing to await: one hop off the loop for the whole search, not one per stage.
         return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
     # Made before any search, so a missing model (or model directory) fails fast.
-    reranker = make_reranker(options.rerank, model)
+    reranker = make_reranker(options.rerank, model, options.reranker_dir)
     with telemetry.stage("rewrite") if options.query_rewrite != "off" else nullcontext():
         queries = await rewrite_query(query, options.query_rewrite, model)
     depth = max(options.top_k, options.rerank_candidates if options.rerank != "off" else 0)
     hits = await asyncio.to_thread(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
+        vector_weight=options.vector_weight,
     )  # fmt: skip
     if reranker is not None:
         with telemetry.stage("rerank"):

@@ -84,9 +84,9 @@ def cross_encoder(model_dir: str | Path | None = None) -> CrossEncoder:
     where = model_dir or os.environ.get(RERANKER_DIR_ENV)
     if not where:
         raise ConfigurationError(
-            f"rerank=cross_encoder needs a local ONNX cross-encoder: set {RERANKER_DIR_ENV} to "
-            "a directory with model.onnx and tokenizer.json (no reranker ships its weights in "
-            "a package), or use rerank=llm or rerank=off"
+            f"rerank=cross_encoder needs a local ONNX cross-encoder: set {RERANKER_DIR_ENV} (or "
+            "reranker_dir) to a directory with model.onnx and tokenizer.json (no reranker ships "
+            "its weights in a package), or use rerank=llm or rerank=off"
         )
     path = Path(where).expanduser().resolve()
     with _LOAD_LOCK:
@@ -147,10 +147,13 @@ class Reranker(Protocol):
 
 
 class CrossEncoderReranker:
-    """``rerank=cross_encoder``: the local ONNX model in ``$CITEWISE_RERANKER_DIR``."""
+    """``rerank=cross_encoder``: the local ONNX model in ``model_dir`` (default
+    ``$CITEWISE_RERANKER_DIR``)."""
 
-    def __init__(self, model: BaseChatModel | None = None) -> None:
-        self.encoder = cross_encoder()  # loaded now, so a missing directory fails fast
+    def __init__(
+        self, model: BaseChatModel | None = None, model_dir: str | Path | None = None
+    ) -> None:
+        self.encoder = cross_encoder(model_dir)  # loaded now: a missing directory fails fast
 
     async def rank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
         import asyncio
@@ -161,10 +164,13 @@ class CrossEncoderReranker:
 class LLMReranker:
     """``rerank=llm``: the chat model orders the candidates in one listwise call."""
 
-    def __init__(self, model: BaseChatModel | None = None) -> None:
+    def __init__(
+        self, model: BaseChatModel | None = None, model_dir: str | Path | None = None
+    ) -> None:
         if model is None:
             raise ConfigurationError(
-                "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and CITEWISE_LLM_BASE_URL)"
+                "rerank=llm needs a chat model: set CITEWISE_LLM_MODEL (and "
+                "CITEWISE_LLM_BASE_URL) or chat_model"
             )
         self.model = model
 
@@ -181,8 +187,11 @@ RERANKERS: Registry[type[Reranker]] = Registry(
 )
 
 
-def make_reranker(name: str, model: BaseChatModel | None) -> Reranker | None:
-    """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model."""
+def make_reranker(
+    name: str, model: BaseChatModel | None, model_dir: str | Path | None = None
+) -> Reranker | None:
+    """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model
+    (``llm``) or the cross-encoder in ``model_dir`` (``cross_encoder``)."""
     if name == "off":
         return None
-    return RERANKERS.get(name)(model)  # type: ignore[call-arg]
+    return RERANKERS.get(name)(model, model_dir)  # type: ignore[call-arg]

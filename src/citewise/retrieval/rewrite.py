@@ -78,7 +78,7 @@ async def rewrite_query(query: str, how: str, model: BaseChatModel | None) -> li
     if model is None:
         raise ConfigurationError(
             f"query_rewrite={how} needs a chat model: set CITEWISE_LLM_MODEL "
-            "(and CITEWISE_LLM_BASE_URL), or use query_rewrite=off"
+            "(and CITEWISE_LLM_BASE_URL) or chat_model, or use query_rewrite=off"
         )
     schema, instruction = _ASK[how]
     messages = [SystemMessage(_SYSTEM), HumanMessage(f"{instruction}\n\nQuestion: {query}")]

@@ -54,6 +54,11 @@ class CreateKnowledgeBase(BaseModel):
     parent_chars: int = 2000
     child_chars: int = DEFAULT_CHILD_CHARS
     qa_questions: int = DEFAULT_QUESTIONS
+    chunk_overlap: int = 0
+    chunk_overlap_unit: str = "chars"
+    # The knowledge base's own models (as ``retrieval.chat_model``/``reranker_dir``).
+    chat_model: str | None = None
+    reranker_dir: str | None = None
     embedder: str | None = None
     retrieval: SearchOptions = Field(default_factory=SearchOptions)
     description: str = ""
@@ -109,12 +114,15 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
         raise APIError(409, f"knowledge base {body.name!r} already exists", code="conflict")
     try:
         strategy = IndexStrategy(
-            body.strategy, body.parent_chars, body.child_chars, body.qa_questions
-        )
+            body.strategy, body.parent_chars, body.child_chars, body.qa_questions,
+            overlap=body.chunk_overlap, overlap_unit=body.chunk_overlap_unit,
+        )  # fmt: skip
         config = KBConfig(
             strategy=strategy,
             embedder=body.embedder or runtime.settings.embedder,
-            defaults=body.retrieval,
+            defaults=body.retrieval.merged(
+                {"chat_model": body.chat_model, "reranker_dir": body.reranker_dir}
+            ),
             description=body.description,
         )
         kb = runtime.library.create(body.name, config)

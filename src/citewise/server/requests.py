@@ -1,5 +1,6 @@
 """Request bodies of the OpenAI routes, their conversations and the citewise client settings
-(``metadata.citewise_settings``: the search options of ``citewise.options`` plus ``kb``)."""
+(``metadata.citewise_settings``: the search options of ``citewise.options`` plus ``kb``;
+``metadata.lgos_settings``, the seed's name for it, is read the same way)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 
 SETTINGS_KEY = "citewise_settings"
 SETTINGS_PARAM = f"metadata.{SETTINGS_KEY}"
+# The key clients of the seed (the LGOS docs assistant) send the same settings under.
+SEED_SETTINGS_KEY = "lgos_settings"
 
 Message = dict[str, str]
 
@@ -61,6 +64,8 @@ class ChatRequest(BaseModel):
 # Spellings of earlier releases (one release more) and the field each now sets.
 LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
 KB_SETTING = "kb"
+# A server path: set per knowledge base by whoever runs the server, never by a client.
+SERVER_ONLY = ("reranker_dir",)
 # Chat Completions only: stream the workflow's statuses as ``reasoning_content`` deltas.
 STATUS_SETTING = "show_status"
 
@@ -71,6 +76,8 @@ _DESCRIPTIONS = {
     "query_rewrite": "also search rephrasings written by the chat model (off: the question only)",
     "rerank": "reorder the candidates: cross_encoder (local model), llm, or off",
     "rerank_candidates": "how many fused candidates the reranker sees",
+    "vector_weight": "hybrid: the embeddings' share of the fusion, 0-1 (BM25 has the rest); "
+    "default equal shares",
     "context_window": "neighbouring chunks of the same section added to each hit",
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
@@ -78,6 +85,11 @@ _DESCRIPTIONS = {
     "verify": "the answer's grounding check: off, report (in the response), warn (also a "
     "visible warning in the answer) or regenerate (write it again once, naming what the "
     "documentation does not hold)",
+    "agent_rewrites": "citewise-agentic: how many times a search graded irrelevant may be "
+    "rewritten (at most 3)",
+    "agent_grading": "citewise-agentic: grade the sections found (false: answer from them)",
+    "chat_model": "the chat model for query rewrites and rerank=llm: the server's or the "
+    "knowledge base's (default: the knowledge base's)",
     KB_SETTING: "the knowledge base to answer from",
     STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
     "reasoning_content deltas before the answer",
@@ -97,11 +109,11 @@ class ClientSettings:
     sent_as: Mapping[str, str] = field(default_factory=dict)
 
 
-def _invalid(name: str, message: str) -> APIError:
+def _invalid(name: str, message: str, key: str = SETTINGS_KEY) -> APIError:
     return APIError(
         400,
         f"invalid setting {name!r}: {message}",
-        param=f"{SETTINGS_PARAM}.{name}",
+        param=f"metadata.{key}.{name}",
         code="invalid_value",
     )
 
@@ -117,6 +129,8 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     values[STATUS_SETTING] = False
     schema = SearchOptions.model_json_schema()
     properties: dict[str, Any] = schema["properties"]
+    for name in SERVER_ONLY:
+        del properties[name], values[name]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
     properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
     properties[STATUS_SETTING] = {"title": "Show Status", "type": "boolean"}
@@ -130,38 +144,47 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     """The client settings of a request; a bad value is a 400 that names its field.
 
     The old keys ``k`` and ``bm25`` are translated to ``top_k`` and ``search_type`` (and
-    logged as deprecated).
+    logged as deprecated); ``metadata.lgos_settings`` is read when ``citewise_settings`` is
+    absent (sending both is a 400).
     """
-    raw = (metadata or {}).get(SETTINGS_KEY)
+    metadata = metadata or {}
+    key = SETTINGS_KEY if SETTINGS_KEY in metadata else SEED_SETTINGS_KEY
+    if SETTINGS_KEY in metadata and SEED_SETTINGS_KEY in metadata:
+        param = f"metadata.{SEED_SETTINGS_KEY}"
+        raise APIError(
+            400, f"send the settings once: {SETTINGS_PARAM} or {param}, not both", param=param
+        )
+    raw, param = metadata.get(key), f"metadata.{key}"
     if raw is None or not raw.strip():
         return ClientSettings()
     try:
         values = json.loads(raw)
     except ValueError as error:
-        raise APIError(
-            400, f"{SETTINGS_PARAM} is not valid JSON: {error}", param=SETTINGS_PARAM
-        ) from None
+        raise APIError(400, f"{param} is not valid JSON: {error}", param=param) from None
     if not isinstance(values, dict):
-        raise APIError(400, f"{SETTINGS_PARAM} must be a JSON object", param=SETTINGS_PARAM)
+        raise APIError(400, f"{param} must be a JSON object", param=param)
     kb = values.pop(KB_SETTING, None)
     if kb is not None and not (isinstance(kb, str) and kb):
-        raise _invalid(KB_SETTING, "must be the name of a knowledge base")
+        raise _invalid(KB_SETTING, "must be the name of a knowledge base", key)
     show_status = values.pop(STATUS_SETTING, False)
     if not isinstance(show_status, bool):
-        raise _invalid(STATUS_SETTING, "must be true or false")
-    known = [*SearchOptions.model_fields, KB_SETTING, STATUS_SETTING]
+        raise _invalid(STATUS_SETTING, "must be true or false", key)
+    settable = [name for name in SearchOptions.model_fields if name not in SERVER_ONLY]
+    known = [*settable, KB_SETTING, STATUS_SETTING]
     for name in values:
+        if name in SERVER_ONLY:
+            raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
         if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
-            raise _invalid(name, f"unknown setting (use {', '.join(known)})")
+            raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
     if "bm25" in values and not isinstance(values["bm25"], bool):
-        raise _invalid("bm25", "must be true or false (deprecated: use search_type)")
+        raise _invalid("bm25", "must be true or false (deprecated: use search_type)", key)
     sent_as = {LEGACY_SETTINGS[old]: old for old in values if old in LEGACY_SETTINGS}
     try:
         options = SearchOptions.model_validate(_translated(values))
     except ValidationError as error:
         first = error.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
-        raise _invalid(sent_as.get(name, name), first["msg"]) from None
+        raise _invalid(sent_as.get(name, name), first["msg"], key) from None
     return ClientSettings(kb, options, show_status, sent_as)
 
 
@@ -188,14 +211,22 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
     """
     try:
-        kb = runtime.kb(client.kb)
+        kb = runtime.answering(client.kb)
     except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
-        return kb, kb.resolve(client.options)
+        options = kb.resolve(client.options)
     except ConfigurationError as error:
         # The values are valid already: what resolving checks is the scope against the KB.
         raise _invalid("scope", str(error)) from None
+    asked = client.options.chat_model
+    if asked is not None:
+        # A client picks among the models the server is set up with, not any model name.
+        allowed = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        if asked not in allowed:
+            known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"
+            raise _invalid("chat_model", f"not a model of this server (use: {known})")
+    return kb, options
 
 
 def _text(content: Any, param: str) -> str:

@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 
@@ -15,6 +16,7 @@ from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
 from citewise.kb.models import ModelFactory
 from citewise.kb.releases import ReleaseIndex
 from citewise.server.auth import ADMIN_KEYS_ENV, API_KEYS_ENV, parse_keys
+from citewise.sources.nav import ScopeRule
 from citewise.sources.release import ReleaseSpec
 
 DEFAULT_KB = "docs"
@@ -29,7 +31,11 @@ class ServerOptions:
     Args:
         kb: the knowledge base a request uses when it names none.
         release: a published release to serve (``CITEWISE_RELEASE=OWNER/REPO@VERSION``),
-            fetched and indexed on first use; it is then the default knowledge base.
+            fetched and indexed on first use; it is then the default knowledge base. As for
+            ``citewise index --release``: ``CITEWISE_RELEASE_SITE_URL``,
+            ``CITEWISE_RELEASE_VERSIONS_URL``, ``CITEWISE_RELEASE_ARCHIVE_URL``,
+            ``CITEWISE_RELEASE_FALLBACK=latest`` and ``CITEWISE_RELEASE_SEPARATE_SCOPES``
+            (nav sections kept out of ``library``, comma-separated).
         api_keys / admin_keys: bearer keys (``CITEWISE_API_KEYS`` / ``CITEWISE_ADMIN_KEYS``,
             comma-separated); empty leaves the routes open.
     """
@@ -48,19 +54,17 @@ class ServerOptions:
         release = env.get("CITEWISE_RELEASE")
         spec = None
         if release:
-            spec = ReleaseSpec.parse(
-                release,
-                site_url=env.get("CITEWISE_RELEASE_SITE_URL") or None,
-                fallback_latest=env.get("CITEWISE_RELEASE_FALLBACK") == "latest",
-            )
+            spec = ReleaseSpec.parse(release, **release_options(env))
         package = env.get("CITEWISE_PACKAGE")
         if spec is None and package:
             # The docs of the version installed here (or in CITEWISE_PACKAGE_PYTHON's).
             from citewise.sources.package import installed_package, package_release_spec
 
+            options = release_options(env)
+            del options["fallback_latest"]  # the installed version is the one there is
             spec = package_release_spec(
                 installed_package(package, env.get("CITEWISE_PACKAGE_PYTHON") or None),
-                site_url=env.get("CITEWISE_RELEASE_SITE_URL") or None,
+                **options,
             )
         return cls(
             kb=env.get("CITEWISE_KB") or DEFAULT_KB,
@@ -69,6 +73,18 @@ class ServerOptions:
             admin_keys=parse_keys(env.get(ADMIN_KEYS_ENV)),
             show_status=env.get("CITEWISE_SHOW_STATUS", "").lower() in {"1", "true", "yes"},
         )
+
+
+def release_options(env: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`ReleaseSpec` options the ``CITEWISE_RELEASE_*`` variables set."""
+    separate = env.get("CITEWISE_RELEASE_SEPARATE_SCOPES", "").replace(",", " ").split()
+    return {
+        "site_url": env.get("CITEWISE_RELEASE_SITE_URL") or None,
+        "versions_url": env.get("CITEWISE_RELEASE_VERSIONS_URL") or None,
+        "archive_url": env.get("CITEWISE_RELEASE_ARCHIVE_URL") or None,
+        "fallback_latest": env.get("CITEWISE_RELEASE_FALLBACK") == "latest",
+        "scope_rule": ScopeRule(separate=tuple(separate)),
+    }
 
 
 class Runtime:
@@ -121,6 +137,17 @@ class Runtime:
             listed = ", ".join(known) or "none yet"
             raise KnowledgeBaseError(f"unknown knowledge base {name!r} (known: {listed})")
         return self.library.open(name)
+
+    def answering(self, name: str | None = None) -> KnowledgeBase:
+        """:meth:`kb` for answering a message: a release not built yet is built by the
+        answer's first search, not before its plan (a greeting builds nothing).
+
+        Raises:
+            KnowledgeBaseError: no such knowledge base.
+        """
+        if self.release is not None and (name is None or name == self._release_name()):
+            return self.release.pending()
+        return self.kb(name)
 
     @property
     def default_name(self) -> str:

@@ -53,6 +53,8 @@ async function loadModels() {
   const scopes = settings.schema.properties.scope.enum || ["all"];
   $("scope").replaceChildren(...scopes.map((s) => new Option(s, s)));
   $("scope").value = defaults.scope;
+  // The BM25 toggle is the seed's name for search_type: off searches the embeddings only.
+  $("bm25").checked = defaults.search_type !== "vector";
   showError("");
   loadExamples().catch(() => {}); // examples are a nicety: the page works without them
 }
@@ -73,8 +75,13 @@ async function loadExamples() {
   }));
 }
 
+function searchType() {
+  if (!$("bm25").checked) return "vector";
+  return defaults.search_type === "vector" ? "hybrid" : defaults.search_type;
+}
+
 function clientSettings() {
-  const chosen = { scope: $("scope").value };
+  const chosen = { scope: $("scope").value, search_type: searchType() };
   const changed = Object.fromEntries(
     Object.entries(chosen).filter(([k, v]) => v !== defaults[k]));
   return Object.keys(changed).length ? { citewise_settings: JSON.stringify(changed) } : {};
