@@ -81,7 +81,7 @@ def retrieve_sync(
         return []
     hits = search_many(
         store, embedder, [query], k=options.top_k, mode=options.ranker,
-        filter=options.search_filter(),
+        filter=options.search_filter(), vector_weight=options.vector_weight,
     )  # fmt: skip
     if options.context_window <= 0:
         return hits
