@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from citewise.answering import AGENTIC, Done, Event, Status, stream_answer
 from citewise.graph import prompts
 from citewise.graph.agentic import (
@@ -80,9 +82,11 @@ def test_irrelevant_sections_get_exactly_one_rewrite_then_a_not_covered_answer()
 
 def test_the_router_stops_after_the_bound_whatever_the_grade() -> None:
     state: GraphState = {"messages": [], "options": SearchOptions(), "relevant": False}
-    assert after_grade(state | {"rewrites": 0}) == "rewrite"
-    assert after_grade(state | {"rewrites": MAX_REWRITES}) == "answer"
-    assert after_grade(state | {"rewrites": MAX_REWRITES, "relevant": True}) == "answer"
+    assert asyncio.run(after_grade(state | {"rewrites": 0})) == "rewrite"
+    assert asyncio.run(after_grade(state | {"rewrites": MAX_REWRITES})) == "answer"
+    assert (
+        asyncio.run(after_grade(state | {"rewrites": MAX_REWRITES, "relevant": True})) == "answer"
+    )
 
 
 def test_a_rewrite_that_finds_relevant_sections_answers_from_them() -> None:

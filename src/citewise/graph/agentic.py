@@ -91,17 +91,17 @@ async def rewrite(state: GraphState, runtime: Runtime[Deps]) -> Update:
     return {"queries": new_queries, "rewrites": attempt, "status": status}
 
 
-def after_decide(state: GraphState) -> Literal["retrieve", "answer"]:
+async def after_decide(state: GraphState) -> Literal["retrieve", "answer"]:
     return "retrieve" if state.get("queries") else "answer"
 
 
-def after_grade(state: GraphState) -> Literal["answer", "rewrite"]:
+async def after_grade(state: GraphState) -> Literal["answer", "rewrite"]:
     if state.get("relevant") or state.get("rewrites", 0) >= _budget(state):
         return "answer"
     return "rewrite"
 
 
-def after_rewrite(state: GraphState) -> Literal["retrieve", "answer"]:
+async def after_rewrite(state: GraphState) -> Literal["retrieve", "answer"]:
     return "retrieve" if state.get("queries") else "answer"
 
 

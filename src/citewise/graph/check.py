@@ -70,6 +70,7 @@ async def check(state: GraphState) -> Update:
     }
 
 
-def after_check(state: GraphState) -> Literal["answer", "__end__"]:
-    """Back to ``answer`` once when ``check`` asked for a regeneration."""
+async def after_check(state: GraphState) -> Literal["answer", "__end__"]:
+    """(Async, like every routing function here: LangGraph runs a sync one on a worker
+    thread.) Back to ``answer`` once when ``check`` asked for a regeneration."""
     return "answer" if state.get("retry") else "__end__"

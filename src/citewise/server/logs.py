@@ -153,7 +153,7 @@ class RequestMiddleware:
                     telemetry.listening(_RequestObserver(context, self.metrics), *self.observers)
                 )
                 for observer in self.observers:
-                    if isinstance(observer, telemetry.Tracing):
+                    if telemetry.traces(observer):
                         stack.enter_context(observer.span("request", {"method": scope["method"]}))
                 try:
                     await self.app(scope, receive, wrapped_send)
