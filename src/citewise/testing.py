@@ -9,6 +9,7 @@ tool calls), so the real ``langchain-openai`` client path is exercised.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -146,7 +147,8 @@ class ScriptedChatModel(BaseChatModel):
 
     # Native async methods, as a real client's (ChatOpenAI's) are: without them LangChain
     # runs the sync ones on a worker thread, one hop per streamed token, and the server
-    # benchmark would time LangChain's executor instead of the server.
+    # benchmark would time LangChain's executor instead of the server. The reply itself is
+    # computed on a worker thread (one hop per call): a test's reply may block.
     async def _agenerate(
         self,
         messages: list[BaseMessage],
@@ -154,7 +156,8 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = self._record(messages, None, list(run_manager.tags) if run_manager else [])
+        tags = list(run_manager.tags) if run_manager else []
+        text = await asyncio.to_thread(self._record, messages, None, tags)
         if not isinstance(text, str):
             raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
@@ -166,7 +169,8 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        text = self._record(messages, None, list(run_manager.tags) if run_manager else [])
+        tags = list(run_manager.tags) if run_manager else []
+        text = await asyncio.to_thread(self._record, messages, None, tags)
         if not isinstance(text, str):
             raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
         for piece in pieces(text):
@@ -186,7 +190,7 @@ class ScriptedChatModel(BaseChatModel):
             return result if isinstance(result, schema) else schema.model_validate(result)
 
         async def arun(value: LanguageModelInput, config: RunnableConfig) -> BaseModel:
-            return run(value, config)
+            return await asyncio.to_thread(run, value, config)
 
         return RunnableLambda(run, afunc=arun)
 
