@@ -7,13 +7,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import ValidationError
 
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
-from citewise.kb import KnowledgeBase, Progress
+from citewise.kb import KnowledgeBase
+
+if TYPE_CHECKING:
+    from citewise.kb import Progress
 from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, VERIFY_MODES, SearchOptions
 
 __all__ = [

@@ -18,7 +18,7 @@ from citewise.cli.common import (
 )
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
-from citewise.kb import Library, parse_folder
+from citewise.kb import Library
 from citewise.sources.nav import ScopeRule, folder_api_reference
 
 if TYPE_CHECKING:
@@ -149,6 +149,8 @@ def _index_requirements(
 def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
     folder = Path(args.folder)
     api = folder_api_reference(folder) if args.api else None
+    from citewise.kb import parse_folder
+
     sections = parse_folder(folder, site_url=args.site_url, version=args.version, api=api)
     for section in sections:
         if args.json:

@@ -12,11 +12,12 @@ Python, evaluation and bench).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS
 from citewise.chunking import OVERLAP_UNITS
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.kb.config import KBConfig
-from citewise.kb.ingest import IndexReport, Progress, parse_folder, source_from_bytes
 from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
 from citewise.kb.library import Library
 from citewise.kb.models import make_chat_model, model_configured
@@ -27,6 +28,9 @@ from citewise.strategies import (
     STRATEGIES,
     IndexStrategy,
 )
+
+if TYPE_CHECKING:
+    from citewise.kb.ingest import IndexReport, Progress, parse_folder, source_from_bytes
 
 __all__ = [
     "AGENTIC",
@@ -56,3 +60,15 @@ __all__ = [
     "parse_options",
     "source_from_bytes",
 ]
+
+# The ingest pipeline (parsers, sources, chunking) loads when first used: a search or an
+# answer never needs it, and the command line starts faster without it.
+_INGEST_NAMES = frozenset({"IndexReport", "Progress", "parse_folder", "source_from_bytes"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _INGEST_NAMES:
+        from citewise.kb import ingest
+
+        return getattr(ingest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

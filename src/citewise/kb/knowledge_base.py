@@ -21,21 +21,20 @@ from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
-from citewise.kb import ingesting
 from citewise.kb.config import KBConfig, stored_embedder
-from citewise.kb.ingest import IndexReport, Progress
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.retrieval.pipeline import retrieve, retrieve_sync
-from citewise.sources import SourceFile
-from citewise.sources.nav import ScopeRule
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import MessageLikeRepresentation
 
+    from citewise.kb.ingest import IndexReport, Progress
     from citewise.kb.library import Library
+    from citewise.sources import SourceFile
+    from citewise.sources.nav import ScopeRule
 
 __all__ = ["KnowledgeBase", "OnSearch"]
 
@@ -234,6 +233,8 @@ class KnowledgeBase:
         :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
         gone from it leave; another folder needs ``replace``; ``rebuild`` re-embeds all, the
         old index staying until the new one is ready."""
+        from citewise.kb import ingesting  # loaded when first used: searches never need it
+
         return ingesting.index_folder(
             self, folder, site_url=site_url, version=version, progress=progress,
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
@@ -245,11 +246,15 @@ class KnowledgeBase:
     ) -> IndexReport:
         """Add files (any supported format) by their file names, and the documents of a
         parsed-content JSON file ``parsed`` (preferred over files of the same id)."""
+        from citewise.kb import ingesting  # loaded when first used: searches never need it
+
         return ingesting.add_files(self, paths, scope=scope, parsed=parsed)
 
     def add_documents(self, sources: Sequence[SourceFile], *, scope: str = "") -> IndexReport:
         """Add (or replace) documents under the knowledge base's strategy, in one write;
         chunks whose ``qa`` questions failed are in the report's ``failures``."""
+        from citewise.kb import ingesting  # loaded when first used: searches never need it
+
         return ingesting.add_documents(self, sources, scope=scope)
 
     def add_upload(
@@ -258,12 +263,16 @@ class KnowledgeBase:
         """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids), and the
         parsed-content JSON ``parsed`` (an external parser's output, preferred over files
         of the same id; docs/knowledge-bases.md has its schema)."""
+        from citewise.kb import ingesting  # loaded when first used: searches never need it
+
         return ingesting.add_upload(self, files, scope=scope, parsed=parsed)
 
     def add_sections(
         self, documents: Mapping[str, Sequence[Section]], *, progress: Progress | None = None
     ) -> IndexReport:
         """Add documents already parsed into sections (a benchmark corpus, another parser)."""
+        from citewise.kb import ingesting  # loaded when first used: searches never need it
+
         return ingesting.add_sections(self, documents, progress=progress)
 
     def delete_document(self, doc_id: str) -> int:
