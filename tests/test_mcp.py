@@ -57,7 +57,7 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window"}
     search_params = set(by_name["search_docs"].input_schema["properties"])
     assert search_params == {"query", "doc_ids", "page_prefix", "k", *options}
-    assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", *options}
+    assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", "verify", *options}
 
     # One copy of each result: structured; the text is a short listing of titles and URLs.
     results = search.structured_content["results"]
