@@ -13,11 +13,11 @@ import pytest
 from citewise.errors import ConfigurationError
 from citewise.models import SearchFilter
 from citewise.store import SQLiteStore, open_store
-from citewise.store.ann import ANN_ENV, AnnIndex, index_path
+from citewise.store.ann import ANN_ENV, AnnIndex, ann_available, index_path
 from citewise.store.base import DocumentUpdate
 from tests.store.support import DIM, update
 
-pytest.importorskip("usearch")
+pytestmark = pytest.mark.skipif(not ann_available(), reason="the ann extra (usearch)")
 
 
 def docs(prefix: str, n: int, *, scope: str = "", page: str = "") -> list[DocumentUpdate]:

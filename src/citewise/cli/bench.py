@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from citewise.cli.common import DEFAULT_KB, Subcommands
 from citewise.config import Settings
@@ -73,6 +74,13 @@ def cmd_bench_langrag(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_bench_latency(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.latency import format_report, run_latency_benchmark
 
+    def save(report: dict[str, Any]) -> None:
+        if args.output:
+            output = Path(args.output)
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(report, indent=2) + "\n")
+            output.with_suffix(".md").write_text(format_report(report))
+
     report = run_latency_benchmark(
         Path(args.dataset),
         settings=settings,
@@ -81,12 +89,9 @@ def cmd_bench_latency(args: argparse.Namespace, settings: Settings) -> int:
         queries=args.queries,
         embedder_name=args.embedder or settings.embedder,
         progress=lambda done, total, what: print(f"{done}/{total} {what}", file=sys.stderr),
+        partial=save,
     )
-    if args.output:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n")
-        output.with_suffix(".md").write_text(format_report(report))
+    save(report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 

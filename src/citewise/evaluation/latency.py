@@ -111,7 +111,7 @@ def _bm25s(texts: list[str], queries: Sequence[str]) -> dict[str, Any]:
 
     def search(text: str) -> object:
         tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
-        return retriever.retrieve(tokens, k=K, show_progress=False, n_threads=1)
+        return retriever.retrieve(tokens, k=min(K, len(texts)), show_progress=False, n_threads=1)
 
     return {**_timed(queries, search), "index_seconds": index_seconds}
 
@@ -208,8 +208,11 @@ def run_latency_benchmark(
     queries: int = 100,
     embedder_name: str = "minilm",
     progress: Progress | None = None,
+    partial: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """The report: SciFact, then each synthetic size (built under ``synthetic_folder`` once)."""
+    """The report: SciFact, then each synthetic size (built under ``synthetic_folder`` once).
+
+    ``partial`` gets the report so far after each size (a long run keeps what it measured)."""
     corpus, all_queries, qrels = load_beir(dataset, "test")
     texts = list(all_queries.values())[:queries]
     report: dict[str, Any] = {"queries": len(texts), "k": K, "sizes": []}
@@ -226,6 +229,8 @@ def run_latency_benchmark(
             Path(tmp) / "scifact.sqlite", all_queries, qrels
         )
         library.close()
+    if partial:
+        partial(report)
     for n in sizes:
         built = build_synthetic(synthetic_folder, n, dataset / "corpus.jsonl", progress=progress)
         library = Library(settings.with_overrides(store_url=f"sqlite:///{built.root}"))
@@ -240,6 +245,8 @@ def run_latency_benchmark(
             report["sizes"].append(entry)
         finally:
             library.close()
+        if partial:
+            partial(report)
     return report
 
 

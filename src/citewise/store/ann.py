@@ -15,6 +15,7 @@ key and the stale entry is removed. A missing, corrupt or foreign index file is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -65,9 +66,19 @@ MIN_CANDIDATES = 100
 MAX_CANDIDATES = 8192
 
 
+def _usearch() -> Any:
+    """usearch's Index class, imported after onnxruntime: usearch 2.26's compiled module loaded
+    first makes the later import of onnxruntime (the embedders') crash the process."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index
+
+
 def ann_available() -> bool:
     try:
-        import usearch.index  # noqa: F401
+        _usearch()
     except ImportError:
         return False
     return True
@@ -233,9 +244,7 @@ def _read_tag(db: Path) -> dict[str, Any]:
 
 
 def _new_index(dim: int) -> Any:
-    from usearch.index import Index
-
-    return Index(
+    return _usearch()(
         ndim=dim,
         # Vectors are L2-normalised: inner product is cosine, and quicker on int8.
         metric="ip",
@@ -248,10 +257,8 @@ def _new_index(dim: int) -> Any:
 
 def _load(path: Path, dim: int, *, view: bool) -> Any | None:
     """The index saved at ``path``, or None if it is missing, unreadable or of another shape."""
-    from usearch.index import Index
-
     try:
-        index: Any = Index.restore(str(path), view=view)
+        index: Any = _usearch().restore(str(path), view=view)
     except Exception as error:  # usearch raises RuntimeError/ValueError on damaged files
         if path.exists():
             log.warning("ANN index %s is unreadable (%s): rebuilding it", path, error)
