@@ -71,6 +71,14 @@ def _stage_table(kb: KnowledgeBase, texts: Sequence[str]) -> dict[str, Any]:
         name: _percentiles([r.get(name, 0.0) for r in collector.searches])
         for name in [*names, "search"]
     }
+    # Widening hits to their neighbours is off by default: timed in a pass of its own.
+    widened = _Stages()
+    with telemetry.listening(widened):
+        for text in texts:
+            kb.search(text, top_k=K, search_type="hybrid", context_window=1)
+    table["expand (context_window=1)"] = _percentiles(
+        [r.get("expand", 0.0) for r in widened.searches]
+    )
     return {"first_search_seconds": first, "stages": table}
 
 
