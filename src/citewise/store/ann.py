@@ -154,6 +154,8 @@ class AnnIndex:
             # A few documents: their windows are few, so exact is cheaper than over-fetching.
             return exact_filtered(conn, query, k, f)
         size = len(self.index)
+        if size == 0:
+            return []
         wanted = max(MIN_CANDIDATES, OVERFETCH * k)
         while True:
             count = min(wanted, size)
@@ -302,7 +304,7 @@ def _update(conn: sqlite3.Connection, index: Any, dim: int) -> Any:
     return index
 
 
-def _save(db: Path, index: Any, generation: str) -> None:
+def _save(db: Path, index: Any, generation: str) -> bool:
     path = index_path(db)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     tag_tmp = tmp.with_suffix(".json")
@@ -313,9 +315,11 @@ def _save(db: Path, index: Any, generation: str) -> None:
         tag = {"generation": generation, "inode": st.st_ino, "size": st.st_size}
         tag_tmp.write_text(json.dumps(tag))
         os.replace(tag_tmp, _tag_path(db))
+        return True
     except OSError as error:
         # A read-only folder or a full disk: search still works from memory this time.
         log.warning("could not save the ANN index %s (%s)", path, error)
+        return False
     finally:
         tmp.unlink(missing_ok=True)
         tag_tmp.unlink(missing_ok=True)
@@ -339,9 +343,9 @@ def open_ann(
         index = _rebuild(conn, dim)
     else:
         index = _update(conn, held, dim)
-    _save(db, index, generation)
+    saved = _save(db, index, generation)
     # Searched from the memory-mapped file: resident memory is the pages a search touches.
-    mapped = _load(index_path(db), dim, view=True) if _read_tag(db) else None
+    mapped = _load(index_path(db), dim, view=True) if saved else None
     return AnnIndex(generation, mapped if mapped is not None else index, dim, connect)
 
 
