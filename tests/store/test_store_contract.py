@@ -19,6 +19,7 @@ import pytest
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.models import Chunk
 from citewise.store import DocumentUpdate, KBStore, SearchFilter, Store, open_store, store_schemes
+from citewise.store.ann import ann_available
 from tests import pg
 from tests.store.support import (
     BASE,
@@ -36,8 +37,14 @@ from tests.store.support import (
 
 
 # "postgres" is an alias of "postgresql" (tests/store/test_postgres.py opens it).
-@pytest.fixture(params=[s for s in store_schemes() if s != "postgres"])
+@pytest.fixture(params=[s for s in store_schemes() if s != "postgres"] + ["sqlite-ann"])
 def store_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "sqlite-ann":
+        # The SQLite engine searching its ANN index (store/ann.py) from the first window.
+        if not ann_available():
+            pytest.skip("the ann extra (usearch) is not installed")
+        yield f"sqlite://contract-{uuid.uuid4().hex[:12]}?ann_threshold=1"
+        return
     if request.param == "postgresql":
         # A database server: a schema of its own per test (empty), dropped afterwards.
         url = pg.fresh_url()

@@ -1,5 +1,6 @@
-"""`citewise bench beir | embed | ingest | langrag | parsers | serve | store | verify`:
-retrieval, embedder, ingest, parser, server, store and grounding-check benchmarks."""
+"""`citewise bench beir | embed | ingest | langrag | latency | parsers | serve | store |
+verify`: retrieval, embedder, ingest, latency, parser, server, store and grounding-check
+benchmarks."""
 
 from __future__ import annotations
 
@@ -132,6 +133,31 @@ def cmd_bench_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_latency(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.latency import format_report, run_latency_benchmark
+
+    def save(report: dict[str, Any]) -> None:
+        if args.output:
+            output = Path(args.output)
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(report, indent=2) + "\n")
+            output.with_suffix(".md").write_text(format_report(report))
+
+    report = run_latency_benchmark(
+        Path(args.dataset),
+        settings=settings,
+        sizes=[int(n) for n in args.sizes.split(",") if n],
+        synthetic_folder=Path(args.synthetic_dir or settings.home / "bench" / "synthetic"),
+        queries=args.queries,
+        embedder_name=args.embedder or settings.embedder,
+        progress=lambda done, total, what: print(f"{done}/{total} {what}", file=sys.stderr),
+        partial=save,
+    )
+    save(report)
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
 def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.server.bench import format_report, run_serve_benchmark
 
@@ -182,7 +208,7 @@ def cmd_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|ingest|langrag|parsers|serve|store|verify``."""
+    """``citewise bench beir|embed|ingest|langrag|latency|parsers|serve|store|verify``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -249,6 +275,21 @@ def add_bench_commands(commands: Subcommands) -> None:
     parsers.add_argument("--output", help="also write the JSON report here")
     parsers.add_argument("--json", action="store_true")
     parsers.set_defaults(run=cmd_bench_parsers)
+
+    latency = kinds.add_parser(
+        "latency", help="per-stage query latency beside its floors, SciFact and synthetic sizes"
+    )
+    latency.add_argument("dataset", help="the SciFact BEIR folder (also the synthetic vocabulary)")
+    latency.add_argument("--sizes", default="100000,1000000", help="synthetic window counts")
+    latency.add_argument("--queries", type=int, default=100, help="queries per measurement")
+    latency.add_argument("--embedder", default=None)
+    latency.add_argument(
+        "--synthetic-dir",
+        help="where built synthetic KBs are kept (default {home}/bench/synthetic)",
+    )
+    latency.add_argument("--output", help="write the JSON report here (and a .md beside it)")
+    latency.add_argument("--json", action="store_true")
+    latency.set_defaults(run=cmd_bench_latency)
 
     serve = kinds.add_parser(
         "serve", help="server overhead under concurrent streams (scripted model)"

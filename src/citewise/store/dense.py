@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,16 +95,37 @@ class DenseIndex:
         # einsum, not ``@``: BLAS's matrix-vector product spreads over threads that spin,
         # fighting the concurrent keyword query for the cores (29 ms → 1.4 ms per query on
         # SciFact under load); one thread is enough for a memory-bound product.
-        scores = np.maximum.reduceat(np.einsum("ij,j->i", self.matrix, query), self.starts)
+        windows = np.einsum("ij,j->i", self.matrix, query)
         mask = self.mask(f)
         if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
-        n = min(k, int(np.count_nonzero(np.isfinite(scores))))
-        if n == 0:
+            windows = np.where(mask[self.owners], windows, -np.inf)
+        # The k best chunks own some of the k × (most windows per chunk) best windows, so only
+        # those are grouped by chunk (a reduceat over every chunk costs ~1 µs per chunk).
+        m = min(len(windows), k * self.widest)
+        best = np.argpartition(-windows, m - 1)[:m] if m < len(windows) else np.arange(m)
+        best = best[np.isfinite(windows[best])]
+        if len(best) == 0:
             return []
-        top = np.argpartition(-scores, n - 1)[:n]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(r), float(s)) for r, s in zip(self.rids[top], scores[top], strict=True)]
+        owners, scores = self.owners[best], windows[best]
+        order = np.lexsort((-scores, owners))  # by chunk, its best window first
+        owners, scores = owners[order], scores[order]
+        first = np.r_[True, owners[1:] != owners[:-1]]
+        chunks, scores = owners[first], scores[first]
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [
+            (int(r), float(s)) for r, s in zip(self.rids[chunks[top]], scores[top], strict=True)
+        ]
+
+    @cached_property
+    def owners(self) -> npt.NDArray[np.intp]:
+        """The chunk (index into ``rids``) of each window row."""
+        counts = np.diff(np.r_[self.starts, len(self.matrix)])
+        return np.repeat(np.arange(len(self.starts)), counts)
+
+    @cached_property
+    def widest(self) -> int:
+        """The most windows any chunk has."""
+        return int(np.diff(np.r_[self.starts, len(self.matrix)]).max(initial=1))
 
 
 def build_index(

@@ -10,13 +10,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 import numpy as np
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError, StorageError
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import cjk
+from citewise.store import ann, cjk
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.columns import chunk_values
@@ -46,15 +46,24 @@ __all__ = ["SQLiteKB", "SQLiteStore", "fts_query", "from_url"]
 def from_url(url: str, home: Path) -> SQLiteStore:
     """The store a ``sqlite://`` URL names: ``sqlite:///abs/folder``, or a folder under ``home``.
 
-    ``sqlite://`` alone is the default folder, ``home / "kb"``.
+    ``sqlite://`` alone is the default folder, ``home / "kb"``. One option:
+    ``?ann_threshold=N``, the window count from which dense search is approximate (0: never;
+    see ``store/ann.py``).
     """
     _, sep, rest = url.partition("://")
-    if not sep or "?" in rest or "#" in rest:
+    rest, _, query = rest.partition("?")
+    options = parse_qs(query, keep_blank_values=True)
+    if not sep or "#" in rest or set(options) - {"ann_threshold"}:
         raise ConfigurationError(
-            "a SQLite store URL is sqlite:///absolute/folder or sqlite://folder-under-home"
+            "a SQLite store URL is sqlite:///absolute/folder or sqlite://folder-under-home "
+            "(one option: ?ann_threshold=N)"
         )
     folder = Path(unquote(rest)).expanduser() if rest else Path("kb")
-    return SQLiteStore(Path(home) / folder)
+    try:
+        threshold = ann.ann_threshold(options["ann_threshold"][-1] if options else None)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    return SQLiteStore(Path(home) / folder, ann_threshold=threshold)
 
 
 class SQLiteStore:
@@ -66,12 +75,15 @@ class SQLiteStore:
     before it until it commits.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, ann_threshold: int | None = None) -> None:
         self.root = Path(root)
         self._lock = threading.Lock()
         # (thread, kb) → the connection and the (device, inode) of the file it opened.
         self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int]]] = {}
-        self._dense: dict[str, DenseIndex] = {}
+        self._dense: dict[str, DenseIndex | ann.AnnIndex] = {}
+        # Windows from which dense search goes through the ANN index (0: never).
+        self.ann_threshold = ann.ann_threshold() if ann_threshold is None else ann_threshold
+        self._ann_lock = threading.Lock()
 
     # -- the engine ------------------------------------------------------------------------
 
@@ -108,6 +120,7 @@ class SQLiteStore:
         self._close_kb(kb)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+        ann.remove_files(path)
 
     def write_lock(self, kb: str) -> AbstractContextManager[None]:
         return kb_write_lock(self.root, check_name(kb))
@@ -269,11 +282,16 @@ class SQLiteStore:
 
     # -- the dense matrix ------------------------------------------------------------------
 
-    def _dense_index(self, kb: str, conn: sqlite3.Connection) -> DenseIndex | None:
+    def _dense_index(self, kb: str, conn: sqlite3.Connection) -> DenseIndex | ann.AnnIndex | None:
         gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
         cached = self._dense.get(kb)
         if cached is not None and cached.generation == gen:
             return cached
+        approximate = self._ann_index(kb, conn, gen)
+        if approximate is not None:
+            with self._lock:
+                self._dense[kb] = approximate
+            return approximate
         rows = conn.execute(
             "SELECT c.rid, c.scope, c.page, c.doc_id, v.vector FROM vectors v "
             "JOIN chunks c ON c.chunk_id = v.chunk_id ORDER BY c.rid, v.window"
@@ -298,6 +316,14 @@ class SQLiteStore:
         with self._lock:
             self._dense[kb] = index
         return index
+
+    def _ann_index(self, kb: str, conn: sqlite3.Connection, gen: str) -> ann.AnnIndex | None:
+        if not self.ann_threshold:
+            return None
+        with self._ann_lock:
+            return ann.open_if_large(
+                self._path(kb), conn, gen, self.ann_threshold, lambda: self._conn(kb)
+            )
 
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:
