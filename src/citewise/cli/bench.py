@@ -7,13 +7,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from citewise.cli.common import DEFAULT_KB, Subcommands
 from citewise.config import Settings
 
-__all__ = ["add_bench_commands"]
+__all__ = ["add_bench_commands", "save_report"]
+
+
+def save_report(
+    output: str | None,
+    report: dict[str, Any],
+    markdown: Callable[[dict[str, Any]], str] | None = None,
+) -> None:
+    """Write ``report`` as JSON to ``output`` (nothing without one), and its Markdown beside
+    it (``.md``) when ``markdown`` renders it."""
+    if not output:
+        return
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if markdown is not None:
+        path.with_suffix(".md").write_text(markdown(report))
+
 
 # Each benchmark imports its harness when run: they pull in optional extras (rank_bm25,
 # LangChain retrievers, an HTTP server) that no other command needs.
@@ -35,8 +53,7 @@ def cmd_bench_beir(args: argparse.Namespace, settings: Settings) -> int:
         baselines=not args.no_baselines,
         progress=log,
     )
-    if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    save_report(args.output, report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -51,8 +68,7 @@ def cmd_bench_embed(args: argparse.Namespace, settings: Settings) -> int:
         for line in (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines()[:20]
     ]
     report = measure_embedders(args.embedders.split(","), passages, queries)
-    if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    save_report(args.output, report)
     print(json.dumps(report, indent=2))
     return 0
 
@@ -85,8 +101,7 @@ def cmd_bench_langrag(args: argparse.Namespace, settings: Settings) -> int:
                    dataset=Path(args.dataset) if args.dataset else None)
         for path in configs
     ]  # fmt: skip
-    if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    save_report(args.output, report)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -106,8 +121,7 @@ def cmd_bench_parsers(args: argparse.Namespace, settings: Settings) -> int:
         embedders=args.embedder or ["e5", "minilm"],
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
-    if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    save_report(args.output, report)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -124,11 +138,7 @@ def cmd_bench_ingest(args: argparse.Namespace, settings: Settings) -> int:
         threads=[int(n) for n in args.threads.split(",") if n],
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
-    if args.output:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n")
-        output.with_suffix(".md").write_text(format_report(report))
+    save_report(args.output, report, format_report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -137,11 +147,7 @@ def cmd_bench_latency(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.latency import format_report, run_latency_benchmark
 
     def save(report: dict[str, Any]) -> None:
-        if args.output:
-            output = Path(args.output)
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(report, indent=2) + "\n")
-            output.with_suffix(".md").write_text(format_report(report))
+        save_report(args.output, report, format_report)
 
     report = run_latency_benchmark(
         Path(args.dataset),
@@ -164,11 +170,7 @@ def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     report = run_serve_benchmark(
         settings, kb=args.kb, concurrency=args.concurrency, rounds=args.rounds
     )
-    if args.output:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n")
-        output.with_suffix(".md").write_text(format_report(report))
+    save_report(args.output, report, format_report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -184,10 +186,7 @@ def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
         ef_search=args.ef_search,
         progress=lambda done, total, what: print(f"{done}/{total} {what}", file=sys.stderr),
     )
-    if args.output:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(args.output, report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -198,11 +197,7 @@ def cmd_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
 
     kb = Library.shared(settings).open(args.kb)
     report = run_verify_benchmark(kb, Path(args.cases), Path(args.answers), rounds=args.rounds)
-    if args.output:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n")
-        output.with_suffix(".md").write_text(format_report(report))
+    save_report(args.output, report, format_report)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
