@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citewise.evaluation.assistant import (
+    CaseOutcome,
     evaluate_assistant,
     planned_queries,
     planner_figures,
@@ -132,6 +133,13 @@ async def _planner_run(
     return ModeResult("planner", parts, latencies)
 
 
+def _progress(outcome: CaseOutcome) -> None:
+    """One line per finished case on stderr: a real model takes minutes per case."""
+    seconds = sum(outcome.latencies)
+    verdict = "pass" if outcome.passed else "FAIL"
+    print(f"{outcome.case.id}: {verdict} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+
+
 def run_assistant_eval(
     cases_path: Path,
     kb: KnowledgeBase,
@@ -154,6 +162,7 @@ def run_assistant_eval(
             workflow=workflow,
             runs=runs,
             fail_on_judge=fail_on_judge,
+            progress=_progress,
         )  # fmt: skip
     )
     figures = planner_figures(outcomes)
