@@ -62,9 +62,17 @@ def _provenance(
         "index": kb.meta(),
         "model": model,
         "git_commit": git_commit(),
-        "command": shlex.join(sys.argv),
+        "command": shlex.join(_command()),
         **extra,
     }
+
+
+def _command() -> list[str]:
+    """The command line as typed: ``python -m citewise`` and the console script both read
+    as ``citewise`` (``sys.argv[0]`` is then a path into the package or the venv)."""
+    if sys.argv and Path(sys.argv[0]).name in ("__main__.py", "citewise"):
+        return ["citewise", *sys.argv[1:]]
+    return list(sys.argv)
 
 
 def model_name(model: BaseChatModel | None) -> str | None:
