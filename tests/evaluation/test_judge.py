@@ -123,6 +123,26 @@ def test_the_report_has_a_row_per_case_and_the_confusion_table(
     assert by_case["dev-install"]["grounding_judge"]["offending"][0]["kind"] == "setting"
 
 
+def test_a_no_that_quotes_nothing_from_the_reply_does_not_fail_it(
+    lgos_kb: KnowledgeBase,
+) -> None:
+    cases = [c for c in load_cases(require(CASES)) if c.id == "dev-install"]
+    model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="See the docs."))
+
+    def bare_no(call: ScriptedCall) -> dict[str, Any]:
+        if call.kind == "Verdict":
+            return {"passed": "yes"}
+        return {"grounded": "no", "offending": [{"span": "pip install x", "kind": "command"}]}
+
+    judge = ScriptedChatModel(reply=bare_no)
+    kb = lgos_kb.with_model(model)
+    (outcome,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge, fail_on_judge=True))
+    assert outcome.grounding is not None and outcome.grounding.unsubstantiated
+    assert outcome.grounding.passed and outcome.passed
+    assert [o.span for o in outcome.grounding.unquoted] == ["pip install x"]
+    assert "quoted no span" in outcome.judged[-1]
+
+
 def test_agreement_counts_only_answers_both_judged() -> None:
     good, bad = Judgement(True, ()), Judgement(False, ())
     broken = Judgement(True, (), error="no verdict")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -144,13 +144,14 @@ async def evaluate_assistant(
     workflow: str = "citewise-rag",
     runs: int = 1,
     fail_on_judge: bool = False,
+    progress: Callable[[CaseOutcome], None] | None = None,
 ) -> list[CaseOutcome]:
     """Run every case ``runs`` times through the workflow with ``kb``'s chat model (see
     ``KnowledgeBase.with_model``); check each run, judge the first.
 
     With a ``judge`` the first answer is judged twice: its reply shape, and whether it is
     grounded in the sections its answer call saw. The verdicts are reported; they fail the
-    case only with ``fail_on_judge``.
+    case only with ``fail_on_judge``. ``progress`` is told of each case as it ends.
     """
     from citewise.llm import at_temperature_zero
 
@@ -184,6 +185,8 @@ async def evaluate_assistant(
             if fail_on_judge:
                 outcome.failures.extend(outcome.judge_failures)
         outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
     return outcomes
 
 

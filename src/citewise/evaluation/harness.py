@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citewise.evaluation.assistant import (
+    CaseOutcome,
     evaluate_assistant,
     planned_queries,
     planner_figures,
@@ -61,9 +62,17 @@ def _provenance(
         "index": kb.meta(),
         "model": model,
         "git_commit": git_commit(),
-        "command": shlex.join(sys.argv),
+        "command": shlex.join(_command()),
         **extra,
     }
+
+
+def _command() -> list[str]:
+    """The command line as typed: ``python -m citewise`` and the console script both read
+    as ``citewise`` (``sys.argv[0]`` is then a path into the package or the venv)."""
+    if sys.argv and Path(sys.argv[0]).name in ("__main__.py", "citewise"):
+        return ["citewise", *sys.argv[1:]]
+    return list(sys.argv)
 
 
 def model_name(model: BaseChatModel | None) -> str | None:
@@ -132,6 +141,13 @@ async def _planner_run(
     return ModeResult("planner", parts, latencies)
 
 
+def _progress(outcome: CaseOutcome) -> None:
+    """One line per finished case on stderr: a real model takes minutes per case."""
+    seconds = sum(outcome.latencies)
+    verdict = "pass" if outcome.passed else "FAIL"
+    print(f"{outcome.case.id}: {verdict} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+
+
 def run_assistant_eval(
     cases_path: Path,
     kb: KnowledgeBase,
@@ -154,6 +170,7 @@ def run_assistant_eval(
             workflow=workflow,
             runs=runs,
             fail_on_judge=fail_on_judge,
+            progress=_progress,
         )  # fmt: skip
     )
     figures = planner_figures(outcomes)

@@ -82,17 +82,22 @@ class Judgement:
     """The judge's verdict on one answer, with the spans it named that the reply contains.
 
     ``unquoted`` are spans the judge named that do not occur in the reply (a judge can
-    invent too); they are kept for the report but do not count as evidence.
+    invent too); they are kept for the report but do not count as evidence. A "no" that
+    quotes no span of the reply is ``unsubstantiated`` and does not fail the answer: with
+    Qwen2.5-Coder-0.5B as judge, 9 of 10 dev-case verdicts were such bare "no"s.
     """
 
     passed: bool
     offending: tuple[Offence, ...]
     unquoted: tuple[Offence, ...] = ()
     error: str | None = None
+    unsubstantiated: bool = False
 
     def summary(self) -> str:
         if self.error:
             return f"judge error: {self.error}"
+        if self.unsubstantiated:
+            return "grounded (the judge said no but quoted no span of the reply)"
         if self.passed:
             return "grounded"
         spans = ", ".join(f"{o.kind} {o.span!r}" for o in self.offending)
@@ -104,6 +109,7 @@ class Judgement:
             "offending": [o.model_dump() for o in self.offending],
             "unquoted": [o.model_dump() for o in self.unquoted],
             "error": self.error,
+            "unsubstantiated": self.unsubstantiated,
         }
 
 
@@ -153,7 +159,13 @@ async def judge_grounding(judge: BaseChatModel, case: Case, answer: Answer) -> J
     text = answer.text.casefold()
     quoted = tuple(o for o in verdict.offending if o.span and o.span.casefold() in text)
     unquoted = tuple(o for o in verdict.offending if o not in quoted)
-    return Judgement(passed=verdict.grounded == "yes", offending=quoted, unquoted=unquoted)
+    bare_no = verdict.grounded == "no" and not quoted
+    return Judgement(
+        passed=verdict.grounded == "yes" or bare_no,
+        offending=quoted,
+        unquoted=unquoted,
+        unsubstantiated=bare_no,
+    )
 
 
 def deterministic_ok(answer: Answer) -> bool | None:
