@@ -243,3 +243,23 @@ def test_concurrent_ingests_of_one_knowledge_base_all_land(make_kb: MakeKB) -> N
     for thread in threads:
         thread.join()
     assert sorted(d.doc_id for d in kb.documents()) == names
+
+
+def test_an_answer_read_to_its_end_is_recorded_as_finished_not_cancelled(make_kb: MakeKB) -> None:
+    import asyncio
+
+    from citewise import telemetry
+
+    kb = make_kb(model=ScriptedChatModel(reply=script(answer="Use pip.")))
+    kb.add_documents([upload("install.md", INSTALL)])
+    events: list[telemetry.Event] = []
+
+    class Recorder:
+        def observe(self, event: telemetry.Event) -> None:
+            if event.kind == telemetry.OPERATION and event.name == "answer":
+                events.append(event)
+
+    with telemetry.listening(Recorder()):
+        kb.ask("How do I install it?")
+        asyncio.run(kb.aask("How do I install it?"))
+    assert [event.outcome for event in events] == ["ok", "ok"]

@@ -414,10 +414,15 @@ class KnowledgeBase:
         events = self.astream(
             messages, options, workflow=workflow, on_search=on_search, **overrides
         )
+        answer: Answer | None = None
+        # Read to the end, not just to ``Done``: leaving early closes the stream, and the
+        # answer operation would be recorded as cancelled.
         async for event in events:
             if isinstance(event, Done):
-                return event.answer
-        raise ModelError("the workflow ended without an answer")  # pragma: no cover
+                answer = event.answer
+        if answer is None:  # pragma: no cover
+            raise ModelError("the workflow ended without an answer")
+        return answer
 
     def ask(
         self,
@@ -434,10 +439,13 @@ class KnowledgeBase:
         ``model`` answers this one question instead of :attr:`model`.
         """
         kb = self if model is None else self.with_model(model)
-        for event in kb.stream(question, options, workflow=workflow, **overrides):
+        answer: Answer | None = None
+        for event in kb.stream(question, options, workflow=workflow, **overrides):  # to the end
             if isinstance(event, Done):
-                return event.answer
-        raise ModelError("the workflow ended without an answer")  # pragma: no cover
+                answer = event.answer
+        if answer is None:  # pragma: no cover
+            raise ModelError("the workflow ended without an answer")
+        return answer
 
     def with_model(self, model: BaseChatModel) -> KnowledgeBase:
         """This knowledge base, answering with ``model`` (same library, same embedder)."""
