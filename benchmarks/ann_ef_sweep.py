@@ -23,7 +23,7 @@ for q in Q:
     t = time.perf_counter(); m @ q; lat.append(time.perf_counter() - t)
 out['matmul_p50_ms'] = round(1000 * float(np.median(lat)), 2)
 ex.close()
-for ef in (128, 256, 512, 1024, 2048):
+for ef in (64, 128, 256, 512):
     ix.index.expansion_search = ef
     lat = []; hits = 0
     for q, tr in zip(Q, truth):

@@ -54,12 +54,13 @@ DEFAULT_THRESHOLD = 100_000
 SUFFIX = ".usearch"
 FP_BITS = 24
 FP_MASK = (1 << FP_BITS) - 1
-# HNSW parameters (benchmarks/latency.md): 16 links per node; a build list of 64 adds twice
-# as fast as 128 at the same recall on 50k vectors; a search list of 512 took recall@10 at 1M
-# windows from 0.53 (128) to 0.71 at 7.6 ms p50 (1024: 0.78, 12.7 ms). Candidates are rescored.
-CONNECTIVITY = 16
-EXPANSION_ADD = 64
-EXPANSION_SEARCH = 512
+# HNSW parameters (benchmarks/latency.md, benchmarks/hnsw-1m.json): 16 links and a build list
+# of 64 gave recall@10 0.53-0.78 at 1M windows (search list 128-1024); 32 links and a build
+# list of 128 give 0.994 at a search list of 128 (1.2 ms) for twice the build time.
+# Candidates are rescored exactly.
+CONNECTIVITY = 32
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 128
 BATCH = 20_000
 # Windows fetched per chunk wanted, before exact rescoring; grown while a filter rejects them.
 OVERFETCH = 4
