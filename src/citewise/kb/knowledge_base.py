@@ -24,7 +24,7 @@ from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
 from citewise.kb.config import KBConfig, stored_embedder
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import retrieve, retrieve_sync
+from citewise.retrieval.pipeline import is_synchronous, retrieve, retrieve_sync
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
@@ -321,11 +321,10 @@ class KnowledgeBase:
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """:meth:`asearch` for synchronous code."""
         resolved = self.resolve(options, **overrides)
-        if resolved.needs_model or resolved.rerank != "off":
+        if not is_synchronous(resolved):
             return run_sync(self._search(query, resolved))
-        embedder = None if resolved.search_type == "full_text" else self.embedder
         with telemetry.operation("search", query, kb=self.name) as op:
-            hits = retrieve_sync(self.store, embedder, query, resolved)
+            hits = retrieve_sync(self.store, self._search_embedder(resolved), query, resolved)
             op.set(hits=len(hits), top_k=resolved.top_k)
         return hits
 
@@ -349,11 +348,15 @@ class KnowledgeBase:
     async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
         # ``chat_model``: the request's, else this knowledge base's (resolved), else global.
         model = self.model_for(options.chat_model) if options.needs_model else None
-        embedder = None if options.search_type == "full_text" else self.embedder
+        embedder = self._search_embedder(options)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(self.store, embedder, query, options, model=model)
             op.set(hits=len(hits), top_k=options.top_k)
         return hits
+
+    def _search_embedder(self, options: SearchOptions) -> Embedder | None:
+        # A full-text search never loads the embedding model.
+        return None if options.search_type == "full_text" else self.embedder
 
     # -- answer ----------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ async def retrieve(
     """
     if not query.strip():
         return []
-    if not options.needs_model and options.rerank == "off":
+    if is_synchronous(options):
         # Nothing to await: one hop off the loop for the whole search, not one per stage.
         return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
     # Made before any search, so a missing model (or model directory) fails fast.
@@ -64,6 +64,12 @@ async def retrieve(
         return await asyncio.to_thread(expand_hits, store, hits, options.context_window)
 
 
+def is_synchronous(options: SearchOptions) -> bool:
+    """Whether a search under ``options`` awaits nothing (no chat model, no reranker), so
+    :func:`retrieve_sync` can run it on the caller's thread."""
+    return not options.needs_model and options.rerank == "off"
+
+
 def retrieve_sync(
     store: KBStore, embedder: Embedder | None, query: str, options: SearchOptions
 ) -> list[Hit]:
@@ -75,7 +81,7 @@ def retrieve_sync(
     Raises:
         ValueError: the options need a chat model or a reranker (use :func:`retrieve`).
     """
-    if options.needs_model or options.rerank != "off":
+    if not is_synchronous(options):
         raise ValueError("these options need a model or a reranker: use retrieve()")
     if not query.strip():
         return []
