@@ -60,7 +60,7 @@ def embedding_windows(text: str, window_chars: int, overlap_chars: int | None = 
         raise ValueError("window_chars must be positive")
     if len(text) <= window_chars:
         return [text]
-    heading, body = _split_heading(text, window_chars)
+    heading, body = _split_heading(text, lambda line: len(line) <= window_chars // 3)
     prefix = f"{heading}\n\n" if heading else ""
     budget = window_chars - len(prefix)
     overlap = window_chars // 5 if overlap_chars is None else overlap_chars
@@ -79,12 +79,14 @@ def embedding_windows(text: str, window_chars: int, overlap_chars: int | None = 
     return windows or [text[:window_chars]]
 
 
-def _split_heading(text: str, window_chars: int) -> tuple[str, str]:
+def _split_heading(text: str, short: Callable[[str], bool]) -> tuple[str, str]:
+    """``(heading path, body)`` of a chunk's text; ``("", text)`` when it has none, or when
+    its first line is not ``short`` (at most a third of a window, in the caller's unit)."""
     first, sep, rest = text.partition("\n\n")
     heading = first.strip()
     # A long or multi-line first block is body text, not a heading path: repeating it
     # in every window would crowd out the text the window exists for.
-    if sep and heading and "\n" not in heading and len(heading) <= window_chars // 3:
+    if sep and heading and "\n" not in heading and short(heading):
         return heading, rest
     return "", text
 
@@ -128,14 +130,11 @@ def token_windows(
     spans = spans_of(text)
     if len(spans) <= max_tokens:
         return [text]
-    first, sep, rest = text.partition("\n\n")
-    heading_tokens = len(spans_of(first)) if sep else 0
-    if sep and first.strip() and "\n" not in first.strip() and heading_tokens <= max_tokens // 3:
-        prefix, body = f"{first.strip()}\n\n", rest
+    heading, body = _split_heading(text, lambda line: len(spans_of(line)) <= max_tokens // 3)
+    prefix = f"{heading}\n\n" if heading else ""
+    if heading:
         spans = spans_of(body)
-    else:
-        prefix, body, heading_tokens = "", text, 0
-    budget = max_tokens - heading_tokens
+    budget = max_tokens - (len(spans_of(heading)) if heading else 0)
     overlap = max(0, min(overlap_tokens, budget // 2))
     starts = [a for a, _ in spans]
     ends = [b for _, b in spans]
