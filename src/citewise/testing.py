@@ -93,6 +93,10 @@ def script(
     return reply
 
 
+def _tags(run: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> list[str]:
+    return list(run.tags) if run is not None else []
+
+
 class ScriptedChatModel(BaseChatModel):
     """A deterministic chat model for tests: ``reply(call)`` decides every reply.
 
@@ -116,8 +120,8 @@ class ScriptedChatModel(BaseChatModel):
         self.calls.append(call)
         return self.reply(call)
 
-    def _text(self, messages: list[BaseMessage], run: CallbackManagerForLLMRun | None) -> str:
-        text = self._record(messages, None, list(run.tags) if run is not None else [])
+    def _text(self, messages: list[BaseMessage], tags: list[str]) -> str:
+        text = self._record(messages, None, tags)
         if not isinstance(text, str):
             raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
         return text
@@ -129,7 +133,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = AIMessage(content=self._text(messages, run_manager))
+        message = AIMessage(content=self._text(messages, _tags(run_manager)))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
@@ -139,7 +143,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for piece in pieces(self._text(messages, run_manager)):
+        for piece in pieces(self._text(messages, _tags(run_manager))):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
@@ -156,10 +160,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        tags = list(run_manager.tags) if run_manager else []
-        text = await asyncio.to_thread(self._record, messages, None, tags)
-        if not isinstance(text, str):
-            raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
+        text = await asyncio.to_thread(self._text, messages, _tags(run_manager))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     async def _astream(
@@ -169,10 +170,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        tags = list(run_manager.tags) if run_manager else []
-        text = await asyncio.to_thread(self._record, messages, None, tags)
-        if not isinstance(text, str):
-            raise TypeError(f"a text call needs a str reply, not {type(text).__name__}")
+        text = await asyncio.to_thread(self._text, messages, _tags(run_manager))
         for piece in pieces(text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
