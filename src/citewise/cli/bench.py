@@ -1,6 +1,6 @@
-"""`citewise bench beir | embed | ingest | langrag | latency | parsers | serve | store |
-verify`: retrieval, embedder, ingest, latency, parser, server, store and grounding-check
-benchmarks."""
+"""`citewise bench beir | embed | ingest | langrag | latency | parsers | serve | sites | store |
+verify`: retrieval, embedder, ingest, latency, parser, server, real-site citation, store and
+grounding-check benchmarks."""
 
 from __future__ import annotations
 
@@ -175,6 +175,19 @@ def cmd_bench_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_sites(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.sites import format_report, run_sites_benchmark
+
+    report = run_sites_benchmark(
+        Path(args.root),
+        only=args.only or None,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    save_report(args.output, report, format_report)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+
 def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.store_bench import format_report, run_store_benchmark
 
@@ -203,7 +216,7 @@ def cmd_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|ingest|langrag|latency|parsers|serve|store|verify``."""
+    """``citewise bench beir|embed|ingest|langrag|latency|parsers|serve|sites|store|verify``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -295,6 +308,20 @@ def add_bench_commands(commands: Subcommands) -> None:
     serve.add_argument("--output", help="write the JSON report here (and a .md beside it)")
     serve.add_argument("--json", action="store_true")
     serve.set_defaults(run=cmd_bench_serve)
+
+    sites = kinds.add_parser(
+        "sites", help="citations against real sites' built ground truth: broken and missed"
+    )
+    sites.add_argument(
+        "--root", default="/work/sites",
+        help="conformance root: one folder per site with site.json and _site-truth.json",
+    )  # fmt: skip
+    sites.add_argument(
+        "--only", nargs="+", metavar="NAME", help="these sites (folder or site name) only"
+    )
+    sites.add_argument("--output", help="write the JSON report here (and a .md beside it)")
+    sites.add_argument("--json", action="store_true")
+    sites.set_defaults(run=cmd_bench_sites)
 
     store = kinds.add_parser("store", help="SQLite vs PostgreSQL: SciFact, then synthetic scale")
     store.add_argument("dataset", help="the SciFact BEIR folder")
