@@ -110,13 +110,25 @@ def prepare_tree(site: dict[str, Any], root: Path, log: Path) -> Path:
     return tree
 
 
+def find_python(name: str) -> str:
+    """An interpreter by name (``python3.13``) that runs: on PATH, else a pyenv version's
+    (a pyenv shim on PATH refuses a version that is not selected)."""
+    candidates = [shutil.which(name), *map(str, Path.home().glob(f".pyenv/versions/*/bin/{name}"))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    raise RuntimeError(f"no working {name} for this site")
+
+
 def make_venv(site: dict[str, Any], root: Path, tree: Path, log: Path) -> Path:
     """The site's own build venv with its pinned toolchain (and the release when autodoc needs
     it); bs4 and Sphinx serve the truth scripts."""
     venv = root / ".venvs" / site["name"]
     python = venv / "bin" / "python"
     if not python.exists():
-        run([sys.executable, "-m", "venv", str(venv)], log)
+        # a site whose docs use newer syntax (griffe reads it with the running Python's ast)
+        base = find_python(site["python"]) if site.get("python") else sys.executable
+        run([base, "-m", "venv", str(venv)], log)
     packages = list(site.get("toolchain", []))
     if site.get("install_package"):
         packages.append(str(tree))
@@ -131,6 +143,12 @@ def build(site: dict[str, Any], root: Path, tree: Path, python: Path, log: Path)
     shutil.rmtree(work, ignore_errors=True)
     copy = work / "src"
     shutil.copytree(tree, copy, symlinks=True)
+    for path in sorted(copy.rglob("*")):
+        # a link to a file the sdist does not ship (a repo-root logo): nothing to copy
+        if path.is_symlink() and not path.exists():
+            path.unlink()
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"removed dangling link {path.relative_to(copy)} from the build copy\n")
     out = work / "site"
     env = {**os.environ, **site.get("env", {})}
     config = copy / site["config"]
