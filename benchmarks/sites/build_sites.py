@@ -176,6 +176,7 @@ def site_record(site: dict[str, Any]) -> dict[str, Any]:
         "name": site["name"], "version": site["version"], "generator": site["generator"],
         "builder": site["builder"], "docs_dir": site["docs_dir"], "site_url": site["site_url"],
         "site_version": version, "base_url": base, "published": site["published"],
+        "page_form": site.get("page_form"),
         "features": site.get("features", []), "notes": site.get("notes", ""),
     }  # fmt: skip
 

@@ -9,6 +9,7 @@ compared with the truth both ways (evaluation.site_truth); the issue's threshold
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +47,9 @@ class SiteSpec:
     base_url: str
     published: str = ""
     notes: str = ""
+    # what a user tells citewise of a site whose source does not say it (a Read the Docs
+    # project setting): "dirhtml" or "html"; None when the source says it
+    page_form: str | None = None
 
 
 def load_site(folder: Path) -> SiteSpec:
@@ -66,21 +70,28 @@ def load_site(folder: Path) -> SiteSpec:
         builder=data["builder"], docs_dir=data["docs_dir"], site_url=data["site_url"],
         site_version=data.get("site_version") or None, base_url=data["base_url"],
         published=data.get("published", ""), notes=data.get("notes", ""),
+        page_form=data.get("page_form") or None,
     )  # fmt: skip
 
 
 def citewise_citations(folder: Path, spec: SiteSpec) -> list[Citation]:
     """The sections citewise finds in the site's docs folder, API reference included, as
-    ``citewise sections DOCS --site-url U --version V --api`` lists them."""
+    ``citewise sections DOCS --site-url U --version V --api [--page-form F]`` lists them."""
     from citewise.kb import parse_folder
     from citewise.sources.nav import folder_api_reference
 
     docs = folder / spec.docs_dir
     if not docs.is_dir():
         raise ConfigurationError(f"{docs}: docs folder not found")
+    options: dict[str, Any] = {}
+    if spec.page_form is not None:
+        # citewise before --page-form (the baseline's) parses such a site as its source says
+        if "page_form" in inspect.signature(parse_folder).parameters:
+            options["page_form"] = spec.page_form
     sections = parse_folder(
-        docs, site_url=spec.site_url, version=spec.site_version, api=folder_api_reference(docs)
-    )
+        docs, site_url=spec.site_url, version=spec.site_version, api=folder_api_reference(docs),
+        **options,
+    )  # fmt: skip
     return [Citation(s.url, s.heading_path[-1] if s.heading_path else s.title, s.doc_id)
             for s in sections]  # fmt: skip
 
