@@ -183,6 +183,8 @@ def cmd_bench_sites(args: argparse.Namespace, settings: Settings) -> int:
         only=args.only or None,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
+    only = f" --only {' '.join(args.only)}" if args.only else ""
+    report["command"] = f"citewise bench sites --root {args.root}{only}"
     save_report(args.output, report, format_report)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0

@@ -209,6 +209,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         "",
         f"- conformance root: `{report['root']}`",
         f"- git commit: `{report.get('git_commit') or 'unknown'}`",
+        f"- command: `{report.get('command') or 'run_sites_benchmark'}`",
         f"- thresholds: broken <= {limits['broken_pct']}% of citewise's sections, "
         f"prose missed <= {limits['missed_sections_pct']}%, "
         f"API missed <= {limits['missed_api_pct']}% of the site's",
