@@ -5,7 +5,9 @@ from a site built with its own toolchain) holds every page with the ids on it an
 and the ``objects.inv`` entries.  Two directions are measured, as the shared ``compare.py`` does:
 a citation is *broken* when its page is not on the site or its anchor is not on the page; a
 site section or API object is *missed* when citewise cites neither its page-top nor any of its
-ids.
+ids.  One difference: a section whose ids are all API objects' anchors (the search-index entry
+of an mkdocstrings heading) is that API object, counted once, where compare.py counts it twice
+(as a prose section and as an object).
 """
 
 from __future__ import annotations
@@ -64,20 +66,24 @@ def load_truth(path: Path, generator: str) -> SiteTruth:
     if generator not in ("sphinx", "mkdocs"):
         raise ConfigurationError(f"{path}: unknown generator {generator!r} (sphinx or mkdocs)")
     page_ids = {page: frozenset(info["all_ids"]) for page, info in pages.items()}
-    entries: list[TruthEntry] = []
-    for page, info in pages.items():
-        for position, section in enumerate(info["sections"]):
-            ids = tuple(section["ids"])
-            # Sphinx: a page's first <section> is its h1; MkDocs: the entry without an anchor
-            top = position == 0 if generator == "sphinx" else not ids
-            origin = section.get("origin", PROSE)
-            entries.append(TruthEntry(page, ids, section["title"], origin, top))
+    objects: list[TruthEntry] = []
     for item in data.get("inventory", []):
         if generator == "sphinx" and not item["type"].startswith("py:"):
             continue
         page, _, anchor = item["uri"].partition("#")
-        entries.append(TruthEntry(page, (anchor,), item["name"], "api:" + item["type"], False))
-    return SiteTruth(page_ids, tuple(entries))
+        objects.append(TruthEntry(page, (anchor,), item["name"], "api:" + item["type"], False))
+    api_anchors = {(entry.page, entry.ids[0]) for entry in objects}
+    entries: list[TruthEntry] = []
+    for page, info in pages.items():
+        for position, section in enumerate(info["sections"]):
+            ids = tuple(section["ids"])
+            if ids and all((page, anchor) in api_anchors for anchor in ids):
+                continue  # an object's heading (mkdocstrings): counted once, as the API object
+            # Sphinx: a page's first <section> is its h1; MkDocs: the entry without an anchor
+            top = position == 0 if generator == "sphinx" else not ids
+            origin = section.get("origin", PROSE)
+            entries.append(TruthEntry(page, ids, section["title"], origin, top))
+    return SiteTruth(page_ids, tuple(entries + objects))
 
 
 def _split(url: str, base_url: str) -> tuple[str, str] | None:
