@@ -315,8 +315,9 @@ def add_bench_commands(commands: Subcommands) -> None:
         "sites", help="citations against real sites' built ground truth: broken and missed"
     )
     sites.add_argument(
-        "--root", default="/work/sites",
-        help="conformance root: one folder per site with site.json and _site-truth.json",
+        "--root", required=True,
+        help="conformance root: one folder per site with site.json and _site-truth.json "
+        "(benchmarks/sites/build_sites.py makes it)",
     )  # fmt: skip
     sites.add_argument(
         "--only", nargs="+", metavar="NAME", help="these sites (folder or site name) only"
