@@ -147,10 +147,15 @@ def test_bench_sites_command_writes_json_and_markdown(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     make_mkdocs_site(tmp_path / "root")
+    manifest = tmp_path / "sites.toml"
+    manifest.write_text('[[site]]\nname = "tiny"\nversion = "1.0"\n\n'
+                        '[[site]]\nname = "lost"\nversion = "2.0"\n')  # fmt: skip
     output = tmp_path / "out" / "sites.json"
-    assert main(["bench", "sites", "--root", str(tmp_path / "root"), "--output", str(output)]) == 0
+    argv = ["bench", "sites", "--root", str(tmp_path / "root"), "--manifest", str(manifest)]
+    assert main([*argv, "--output", str(output)]) == 0
     report = json.loads(output.read_text())
-    assert [r["site"] for r in report["sites"]] == ["tiny-1.0"]
+    assert [r["site"] for r in report["sites"]] == ["lost-2.0", "tiny-1.0"]
+    assert report["sites"][0]["status"] == "error"  # in the manifest, not built
     table = output.with_suffix(".md").read_text()
     assert "| tiny-1.0 | mkdocs mkdocs | 5 | 1 (20.0%) FAIL |" in table
     assert capsys.readouterr().out.strip() == table.strip()

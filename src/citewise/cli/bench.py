@@ -182,9 +182,11 @@ def cmd_bench_sites(args: argparse.Namespace, settings: Settings) -> int:
         Path(args.root),
         only=args.only or None,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        manifest=Path(args.manifest) if args.manifest else None,
     )
     only = f" --only {' '.join(args.only)}" if args.only else ""
-    report["command"] = f"citewise bench sites --root {args.root}{only}"
+    manifest = f" --manifest {args.manifest}" if args.manifest else ""
+    report["command"] = f"citewise bench sites --root {args.root}{manifest}{only}"
     save_report(args.output, report, format_report)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
@@ -318,6 +320,11 @@ def add_bench_commands(commands: Subcommands) -> None:
         "--root", required=True,
         help="conformance root: one folder per site with site.json and _site-truth.json "
         "(benchmarks/sites/build_sites.py makes it)",
+    )  # fmt: skip
+    sites.add_argument(
+        "--manifest", metavar="TOML",
+        help="the sites the root should hold (benchmarks/sites/sites.toml): missing ones are "
+        "reported",
     )  # fmt: skip
     sites.add_argument(
         "--only", nargs="+", metavar="NAME", help="these sites (folder or site name) only"

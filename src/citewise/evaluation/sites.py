@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,10 @@ from citewise.errors import CitewiseError, ConfigurationError
 from citewise.evaluation.report import git_commit
 from citewise.evaluation.site_truth import Citation, compare_citations, load_truth
 
-__all__ = ["THRESHOLDS", "SiteSpec", "format_report", "load_site", "run_sites_benchmark"]
+__all__ = [
+    "THRESHOLDS", "SiteSpec", "format_report", "load_site", "manifest_folders",
+    "run_sites_benchmark",
+]  # fmt: skip
 
 SITE_FILE = "site.json"
 TRUTH_FILE = "_site-truth.json"
@@ -145,12 +149,26 @@ def bench_site(folder: Path) -> dict[str, Any]:
     }
 
 
-def site_folders(root: Path, only: Iterable[str] | None = None) -> list[Path]:
-    """The site folders under ``root`` (those with site.json), or the ``only`` ones by name
-    (a folder name, or a site name matching NAME-VERSION folders) even when missing."""
+def manifest_folders(manifest: Path) -> list[str]:
+    """The site folders (NAME-VERSION) a conformance manifest (benchmarks/sites/sites.toml)
+    lists: the sites a root is expected to hold."""
+    try:
+        sites = tomllib.loads(manifest.read_text(encoding="utf-8"))["site"]
+        return [f"{site['name']}-{site['version']}" for site in sites]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfigurationError(f"{manifest}: not a sites manifest ({error})") from error
+
+
+def site_folders(
+    root: Path, only: Iterable[str] | None = None, expected: Iterable[str] = ()
+) -> list[Path]:
+    """The site folders under ``root``: those with site.json and the ``expected`` ones (even
+    when missing, to be reported), or the ``only`` ones by name (a folder name, or a site name
+    matching NAME-VERSION folders)."""
     if not root.is_dir():
         raise ConfigurationError(f"{root}: conformance root not found")
-    folders = sorted(p for p in root.iterdir() if (p / SITE_FILE).is_file())
+    found = {p.name for p in root.iterdir() if (p / SITE_FILE).is_file()}
+    folders = [root / name for name in sorted(found | set(expected))]
     if not only:
         return folders
     chosen: list[Path] = []
@@ -164,11 +182,14 @@ def run_sites_benchmark(
     root: Path,
     only: Iterable[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    manifest: Path | None = None,
 ) -> dict[str, Any]:
-    """Every site of the conformance root compared with citewise; the report's ``sites`` keep
-    one result each, in folder order, missing ones with status ``error``."""
+    """Every site of the conformance root (and of ``manifest``, when given) compared with
+    citewise; the report's ``sites`` keep one result each, in folder order, missing ones with
+    status ``error``."""
+    expected = manifest_folders(manifest) if manifest is not None else []
     results = []
-    for folder in site_folders(root, only):
+    for folder in site_folders(root, only, expected):
         if progress is not None:
             progress(f"{folder.name} ...")
         result = bench_site(folder)
