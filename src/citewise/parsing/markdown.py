@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citewise.models import Section
+from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.parsing.slugs import UsedAnchors, heading_text, slugify, split_attr_list, unique
 
 __all__ = ["fenced_blocks", "page_path", "page_url", "parse_markdown", "site_base"]
@@ -49,30 +50,27 @@ def site_base(site_url: str, version: str | None) -> str:
     return f"{base}{version.strip('/')}/" if version else base
 
 
-def page_path(doc_id: str) -> str:
-    """The page's path under the site root: ``a/b.md`` → ``a/b/``, ``a/index.md`` → ``a/``."""
-    path = doc_id.replace("\\", "/").lstrip("/")
-    while path.startswith("./"):
-        path = path[2:]
-    folder, name = posixpath.split(path)
-    stem = name
-    for suffix in _MARKDOWN_SUFFIXES:
-        if name.lower().endswith(suffix):
-            stem = name[: -len(suffix)]
-            break
-    # Like MkDocs, a README stands in for a folder's index page.
-    if stem in ("index", "README"):
-        return f"{folder}/" if folder else ""
-    return f"{folder}/{stem}/" if folder else f"{stem}/"
+def page_path(doc_id: str, layout: SiteLayout | None = None) -> str:
+    """The page's path under the site root: ``a/b.md`` → ``a/b/``, ``a/index.md`` → ``a/``
+    (with ``layout``'s ``html`` form: ``a/b.html``, ``a/index.html``)."""
+    return (layout or MKDOCS_LAYOUT).page_path(doc_id, _MARKDOWN_SUFFIXES)
 
 
-def page_url(doc_id: str, site_url: str, version: str | None) -> str:
+def page_url(
+    doc_id: str, site_url: str, version: str | None, layout: SiteLayout | None = None
+) -> str:
     """The published URL of the page built from ``doc_id``."""
-    return site_base(site_url, version) + page_path(doc_id)
+    return site_base(site_url, version) + page_path(doc_id, layout)
 
 
 def parse_markdown(
-    text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    text: str,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    layout: SiteLayout | None = None,
 ) -> list[Section]:
     """Split ``text`` (the source of ``doc_id``) into sections, one per heading.
 
@@ -88,9 +86,11 @@ def parse_markdown(
         if not code and (m := _REFERENCE_DEF_RE.match(line))
     }
     titles = [heading_text(h.source, references) for h in headings]
-    page = page_path(doc_id)
+    page = page_path(doc_id, layout)
     url = site_base(site_url, version) + page
-    lines = _rewrite_links(lines, in_code, doc_id=doc_id, base=site_base(site_url, version))
+    lines = _rewrite_links(
+        lines, in_code, doc_id=doc_id, base=site_base(site_url, version), layout=layout
+    )
 
     used = UsedAnchors(h.custom_id for h in headings if h.custom_id)
     anchors = [
@@ -261,13 +261,20 @@ def _title_from_name(doc_id: str) -> str:
     return title.capitalize() if title.lower() == title else title
 
 
-def _rewrite_links(lines: list[str], in_code: list[bool], *, doc_id: str, base: str) -> list[str]:
+def _rewrite_links(
+    lines: list[str],
+    in_code: list[bool],
+    *,
+    doc_id: str,
+    base: str,
+    layout: SiteLayout | None = None,
+) -> list[str]:
     """Rewrite relative link targets outside code to the absolute URLs the site serves."""
     source = doc_id.replace("\\", "/").lstrip("/")
-    current = base + page_path(source)
+    current = base + page_path(source, layout)
 
     def resolve(target: str) -> str:
-        return _resolve(target, source=source, base=base, current=current)
+        return _resolve(target, source=source, base=base, current=current, layout=layout)
 
     def inline(match: re.Match[str]) -> str:
         if match["angled"] is not None:
@@ -300,7 +307,9 @@ def _rewrite_links(lines: list[str], in_code: list[bool], *, doc_id: str, base: 
     return out
 
 
-def _resolve(target: str, *, source: str, base: str, current: str) -> str:
+def _resolve(
+    target: str, *, source: str, base: str, current: str, layout: SiteLayout | None = None
+) -> str:
     if not target:
         return target
     if target.startswith("#"):
@@ -315,7 +324,7 @@ def _resolve(target: str, *, source: str, base: str, current: str) -> str:
     if resolved == ".." or resolved.startswith("../"):
         return target  # outside the docs: nothing the site could have rewritten
     if path.lower().endswith(_MARKDOWN_SUFFIXES):
-        url = base + page_path(resolved)
+        url = base + page_path(resolved, layout)
     elif resolved == ".":
         url = base
     else:
