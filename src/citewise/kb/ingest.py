@@ -184,12 +184,12 @@ def _read_docs(
             if doc_id in read or relative.parts[0] in _BUILD_DIRS:
                 continue
             suffix = path.suffix.lower()
-            if inner and not doc_id.startswith(inner):
-                skipped[doc_id] = f"outside the site's source folder ({inner.rstrip('/')})"
-            elif not tree.is_page(doc_id[len(inner) :]):
-                skipped[doc_id] = tree.why_not_page(doc_id[len(inner) :])
-            else:
+            if suffix not in suffixes:
                 skipped[doc_id] = f"no parser for {suffix or 'files without a suffix'}"
+            elif inner and not doc_id.startswith(inner):
+                skipped[doc_id] = f"outside the site's source folder ({inner.rstrip('/')})"
+            else:
+                skipped[doc_id] = tree.why_not_page(doc_id[len(inner) :])
     return sources
 
 

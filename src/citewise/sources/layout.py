@@ -30,6 +30,7 @@ _BUILD_SCRIPTS = ("Makefile", "make.bat", "tox.ini", "noxfile.py", "justfile", "
 _BUILDER_RE = re.compile(r"(?:-b|--builder|-M)[\s=]+([a-z]+)\b")
 _SPHINX_MENTION_RE = re.compile(r"sphinx", re.IGNORECASE)
 _PAGE_BUILDERS = {"html": False, "dirhtml": True}
+_GENERATOR_NAMES = {"sphinx": "Sphinx", "mkdocs": "MkDocs"}
 # Sphinx never reads these, whatever exclude_patterns says (its build folder by convention).
 _SPHINX_ALWAYS_EXCLUDED = ("_build",)
 # MkDocs' default exclude_docs: dotfiles and a top-level templates folder.
@@ -67,8 +68,9 @@ class DocsTree:
         suffix = posixpath.splitext(doc_id)[1].lower()
         if self.suffixes is not None and suffix not in self.suffixes:
             built = ", ".join(sorted(self.suffixes))
-            return f"not a {self.layout.generator} source ({suffix or 'no suffix'}; the site is built from {built})"
-        pattern = next(p for p in self.excluded if _matches(doc_id, p))
+            name = _GENERATOR_NAMES[self.layout.generator]
+            return f"not a {name} source ({suffix or 'no suffix'}; the site is built from {built})"
+        pattern = next((p for p in self.excluded if _matches(doc_id, p)), "")
         return f"not a page of the site (excluded by {pattern!r})"
 
 
