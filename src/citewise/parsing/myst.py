@@ -9,6 +9,7 @@ reStructuredText page's (:func:`citewise.parsing.rst.doctree_sections`): Sphinx'
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from citewise.models import Section
@@ -39,7 +40,9 @@ def parse_myst(
     extensions = _known_extensions(layout.myst_extensions if layout is not None else ())
     if extensions:
         settings["myst_enable_extensions"] = extensions
-    with sphinx_namespace(text):
+    with sphinx_namespace(text), warnings.catch_warnings():
+        # MyST still calls docutils' traverse(), which warns on every page.
+        warnings.simplefilter("ignore", DeprecationWarning)
         document = publish_doctree(
             text, source_path=doc_id, parser=Parser(), settings_overrides=settings
         )
