@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from citewise.models import Section
 from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
@@ -24,12 +27,18 @@ _ATX_RE = re.compile(r"^(?P<level>#{1,6})(?P<text>(?:\\.|[^\\])*?)#*$")
 _SETEXT_RE = re.compile(r"^[=-]+[ ]*$")
 _HR_RE = re.compile(r"^ {0,3}(?:(?:-[ ]*){3,}|(?:_[ ]*){3,}|(?:\*[ ]*){3,})$")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_CODE_SPAN_RE = re.compile(r"(?<![\\`])(`+)(?!`).+?(?<!`)\1(?!`)")
 _INLINE_LINK_RE = re.compile(
     r"(?P<head>!?\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*)"
     r"(?:<(?P<angled>[^>\n]*)>|(?P<dest>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))"
     r"(?P<tail>(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\))"
 )
+# A definition's target may sit on the line after its label.
+_REFERENCE_DEF_BLOCK_RE = re.compile(
+    r"^(?P<head>[ \t>]*\[(?!\^)(?P<id>[^\]]+)\]:[ \t]*\n?[ \t]*)(?P<dest><[^>\n]*>|\S+)"
+)
+# Code spans may run over several lines of a paragraph.
+_BLOCK_CODE_SPAN_RE = re.compile(r"(?<![\\`])(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _REFERENCE_DEF_RE = re.compile(
     r"^(?P<head> {0,3}\[(?!\^)(?P<id>[^\]]+)\]:[ \t]*)(?P<dest><[^>]*>|\S+)"
 )
@@ -269,42 +278,108 @@ def _rewrite_links(
     base: str,
     layout: SiteLayout | None = None,
 ) -> list[str]:
-    """Rewrite relative link targets outside code to the absolute URLs the site serves."""
+    """Rewrite relative link targets outside code to the absolute URLs the site serves.
+
+    The page is parsed with markdown-it (CommonMark) to find its links, whatever lines their
+    text spans, and its reference definitions (``[id]: target``, the target possibly on the
+    next line); each is rewritten in place in its block's source. Fenced code (as
+    superfences reads it) and comments are hidden from the parse, and lines are parsed
+    without their indentation, as admonitions and tabs hold Markdown, not code. Links inside
+    HTML blocks (``<div markdown>``) are rewritten where their syntax is found.
+    """
     source = doc_id.replace("\\", "/").lstrip("/")
     current = base + page_path(source, layout)
 
     def resolve(target: str) -> str:
         return _resolve(target, source=source, base=base, current=current, layout=layout)
 
-    def inline(match: re.Match[str]) -> str:
-        if match["angled"] is not None:
-            return f"{match['head']}<{resolve(match['angled'])}>{match['tail']}"
-        return f"{match['head']}{resolve(match['dest'])}{match['tail']}"
-
-    out: list[str] = []
-    for line, code in zip(lines, in_code, strict=True):
-        if code or ("](" not in line and "]:" not in line):
-            out.append(line)
+    if not any("](" in line or "]:" in line for line in lines):
+        return lines
+    parser = _link_parser()
+    env: dict[str, Any] = {}
+    masked = ["" if code else line.lstrip(" \t") for line, code in zip(lines, in_code, strict=True)]
+    blocks: dict[tuple[int, int], list[str] | None] = {}
+    for token in parser.parse("\n".join(masked), env):
+        if token.map is None:
             continue
-        definition = _REFERENCE_DEF_RE.match(line)
-        if definition:
-            dest = definition["dest"]
-            if dest.startswith("<"):
-                new = f"<{resolve(dest[1:-1])}>"
-            else:
-                new = resolve(dest)
-            out.append(definition["head"] + new + line[definition.end() :])
+        span = (token.map[0], token.map[1])
+        if token.type == "html_block":
+            blocks[span] = None  # no parse of its inside: every link-looking target
+        elif token.type == "inline" and token.children:
+            found = [child.attrGet("href") or child.attrGet("src") for child in _links(token)]
+            if found:
+                known = blocks.setdefault(span, [])
+                if known is not None:
+                    known.extend(str(href) for href in found)
+    out = list(lines)
+    for (first, after), hrefs in blocks.items():
+        block = "\n".join(out[first:after])
+        rewritten = _rewrite_inline(block, hrefs, resolve, parser.normalizeLink)
+        if rewritten != block:
+            out[first:after] = rewritten.split("\n")
+    for definition in env.get("references", {}).values():
+        first, after = definition["map"]
+        block = "\n".join(out[first:after])
+        match = _REFERENCE_DEF_BLOCK_RE.match(block)
+        if match is None:
             continue
-        # Link syntax inside code spans is literal text, so only rewrite between them.
-        pieces: list[str] = []
-        last = 0
-        for span in _CODE_SPAN_RE.finditer(line):
-            pieces.append(_INLINE_LINK_RE.sub(inline, line[last : span.start()]))
-            pieces.append(span.group(0))
-            last = span.end()
-        pieces.append(_INLINE_LINK_RE.sub(inline, line[last:]))
-        out.append("".join(pieces))
+        dest = match["dest"]
+        new = f"<{resolve(dest[1:-1])}>" if dest.startswith("<") else resolve(dest)
+        out[first:after] = (match["head"] + new + block[match.end() :]).split("\n")
     return out
+
+
+def _link_parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        from markdown_it import MarkdownIt
+
+        _PARSER = MarkdownIt("commonmark").enable("table")
+    return _PARSER
+
+
+_PARSER: Any = None
+
+
+def _links(token: Any) -> list[Any]:
+    found = []
+    for child in token.children or []:
+        if child.type in ("link_open", "image"):
+            found.append(child)
+        if child.children:
+            found.extend(_links(child))
+    return found
+
+
+def _rewrite_inline(
+    block: str,
+    hrefs: list[str] | None,
+    resolve: Callable[[str], str],
+    normalise: Callable[[str], str],
+) -> str:
+    """Rewrite the inline links of ``block`` whose targets the parser saw as links
+    (``hrefs``; None: every one), leaving code spans alone."""
+    wanted = Counter(hrefs) if hrefs is not None else None
+
+    def inline(match: re.Match[str]) -> str:
+        raw = match["angled"] if match["angled"] is not None else match["dest"]
+        if wanted is not None:
+            key = normalise(html.unescape(_ESCAPED_RE.sub(r"\1", raw)))
+            if wanted[key] <= 0:
+                return match.group(0)
+            wanted[key] -= 1
+        if match["angled"] is not None:
+            return f"{match['head']}<{resolve(raw)}>{match['tail']}"
+        return f"{match['head']}{resolve(raw)}{match['tail']}"
+
+    pieces: list[str] = []
+    last = 0
+    for span in _BLOCK_CODE_SPAN_RE.finditer(block):
+        pieces.append(_INLINE_LINK_RE.sub(inline, block[last : span.start()]))
+        pieces.append(span.group(0))
+        last = span.end()
+    pieces.append(_INLINE_LINK_RE.sub(inline, block[last:]))
+    return "".join(pieces)
 
 
 def _resolve(
