@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from citewise.models import Section
+from citewise.parsing.layout import SiteLayout
 from citewise.parsing.base import MarkdownParser, Parser, parser_for, supported_suffixes
 from citewise.parsing.markdown import page_path, page_url, parse_markdown, site_base
 
@@ -375,6 +376,32 @@ def test_link_forms() -> None:
     assert lines[3] == f"[ref]: {BASE}d/other/#frag"
     assert lines[4] == "[^1]: footnote.md"
     assert "[fenced](x.md)" in section.text
+
+
+def test_links_over_several_lines_and_definitions_with_the_target_below() -> None:
+    text = (
+        "# P\n\n"
+        "See [the long\nlink text](other.md#part) and `a [code\nspan](x.md)` here.\n\n"
+        "[ref]:\n    far.md\n\n"
+        '<div class="grid" markdown>\n[card](card.md)\n</div>\n\n'
+        "!!! note\n\n    Inside [an\n    admonition](note.md).\n"
+    )
+    (section,) = parse(text, doc_id="d/p.md")
+    assert f"[the long\nlink text]({BASE}d/other/#part)" in section.text
+    assert "`a [code\nspan](x.md)`" in section.text
+    assert f"[ref]:\n    {BASE}d/far/" in section.text
+    assert f"[card]({BASE}d/card/)" in section.text
+    assert f"[an\n    admonition]({BASE}d/note/)" in section.text
+
+
+def test_links_take_the_page_form_of_the_site() -> None:
+    layout = SiteLayout("mkdocs", directory_urls=False)
+    (section,) = parse_markdown(
+        "# P\n\n[a](../b/index.md) [c](c.md#x)\n", doc_id="d/p.md", site_url=SITE,
+        version=None, layout=layout,
+    )  # fmt: skip
+    assert section.url == f"{SITE}d/p.html"
+    assert section.text == f"[a]({SITE}b/index.html) [c]({SITE}d/c.html#x)"
 
 
 # --- registry -----------------------------------------------------------------------------
