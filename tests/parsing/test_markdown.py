@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from citewise.models import Section
-from citewise.parsing.layout import SiteLayout
 from citewise.parsing.base import MarkdownParser, Parser, parser_for, supported_suffixes
+from citewise.parsing.layout import SiteLayout
 from citewise.parsing.markdown import page_path, page_url, parse_markdown, site_base
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"

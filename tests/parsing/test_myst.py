@@ -18,13 +18,16 @@ SPHINX = SiteLayout("sphinx", directory_urls=True)
 
 
 def parse(text: str, layout: SiteLayout = SPHINX) -> list[Section]:
-    return parse_myst(text, doc_id="guide/page.md", site_url="https://x.io/", version=None,
-                      layout=layout)  # fmt: skip
+    return parse_myst(
+        text, doc_id="guide/page.md", site_url="https://x.io/", version=None, layout=layout
+    )
 
 
 def test_sections_take_docutils_ids_and_labels() -> None:
-    text = ("# Page Title\n\nIntro.\n\n## Setting a Default\n\nBody.\n\n(tuple-type)=\n"
-            "## Multi Value: Tuples\n\nMore.\n\n## Setting a Default\n\nAgain.\n")  # fmt: skip
+    text = (
+        "# Page Title\n\nIntro.\n\n## Setting a Default\n\nBody.\n\n(tuple-type)=\n"
+        "## Multi Value: Tuples\n\nMore.\n\n## Setting a Default\n\nAgain.\n"
+    )
     sections = parse(text)
     assert [s.url for s in sections] == [
         "https://x.io/guide/page/",
@@ -38,9 +41,11 @@ def test_sections_take_docutils_ids_and_labels() -> None:
 
 
 def test_sphinx_directives_and_eval_rst_yield_api_markers() -> None:
-    text = ("# API\n\n```{eval-rst}\n.. autoclass:: pkg.Widget\n   :members:\n```\n\n"
-            "```{autofunction} pkg.helper\n```\n\n```{code-block} python\nx = 1\n```\n\n"
-            ":::{note}\nA colon fence.\n:::\n")  # fmt: skip
+    text = (
+        "# API\n\n```{eval-rst}\n.. autoclass:: pkg.Widget\n   :members:\n```\n\n"
+        "```{autofunction} pkg.helper\n```\n\n```{code-block} python\nx = 1\n```\n\n"
+        ":::{note}\nA colon fence.\n:::\n"
+    )
     layout = SiteLayout("sphinx", myst_extensions=("colon_fence", "no_such_extension"))
     (section,) = parse(text, layout)
     assert "::: pkg.Widget\n" in section.text
@@ -64,14 +69,19 @@ def test_click_sections_exist_on_the_built_site() -> None:
     import json
 
     truth = json.loads(truth_path.read_text(encoding="utf-8"))["pages"]
-    sections = [s for s in parse_folder(docs, api=folder_api_reference(docs))
-                if s.doc_id != "api.md"]  # fmt: skip
+    sections = [
+        s for s in parse_folder(docs, api=folder_api_reference(docs)) if s.doc_id != "api.md"
+    ]
     assert {s.page for s in sections} <= set(truth)
     broken = [s.url for s in sections if s.anchor and s.anchor not in truth[s.page]["all_ids"]]
     assert broken == []
     cited = {(s.page, s.anchor) for s in sections}
-    missed = [(page, section["ids"]) for page, info in truth.items() if page != "api/"
-              for number, section in enumerate(info["sections"])
-              if not any((page, i) in cited for i in section["ids"])
-              and not (number == 0 and (page, "") in cited)]  # fmt: skip
+    missed = [
+        (page, section["ids"])
+        for page, info in truth.items()
+        if page != "api/"
+        for number, section in enumerate(info["sections"])
+        if not any((page, i) in cited for i in section["ids"])
+        and not (number == 0 and (page, "") in cited)
+    ]
     assert missed == []

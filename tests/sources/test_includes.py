@@ -27,12 +27,17 @@ def texts(docs: Path) -> dict[str, str]:
 
 
 def test_rst_include_and_literalinclude(tmp_path: Path) -> None:
-    write(tmp_path, {"CHANGES.rst": "Changes\n=======\n\nVersion 2\n---------\n\nFixed it.\n",
-                     "example.py": "# head\nprint('hi')\n# tail\n",
-                     "docs/conf.py": "",
-                     "docs/changes.rst": ".. include:: ../CHANGES.rst\n",
-                     "docs/code.rst": "Code\n====\n\n.. literalinclude:: ../example.py\n"
-                                      "   :language: python\n   :lines: 2\n"})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "CHANGES.rst": "Changes\n=======\n\nVersion 2\n---------\n\nFixed it.\n",
+            "example.py": "# head\nprint('hi')\n# tail\n",
+            "docs/conf.py": "",
+            "docs/changes.rst": ".. include:: ../CHANGES.rst\n",
+            "docs/code.rst": "Code\n====\n\n.. literalinclude:: ../example.py\n"
+            "   :language: python\n   :lines: 2\n",
+        },
+    )
     found = texts(tmp_path / "docs")
     assert found["changes.html#version-2"] == "Fixed it."
     assert found["code.html"] == "```python\nprint('hi')\n```"
@@ -40,28 +45,47 @@ def test_rst_include_and_literalinclude(tmp_path: Path) -> None:
 
 def test_myst_include_with_markers(tmp_path: Path) -> None:
     changes = "# Changes\n\n<!-- start -->\n## Version 2\n\nFixed it.\n<!-- end -->\n\n## Old\n"
-    write(tmp_path, {"CHANGES.md": changes, "docs/conf.py": "extensions = ['myst_parser']\n",
-                     "docs/changes.md": "# Changelog\n\n```{include} ../CHANGES.md\n"
-                                        ":start-after: <!-- start -->\n:end-before: <!-- end -->\n```\n"})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "CHANGES.md": changes,
+            "docs/conf.py": "extensions = ['myst_parser']\n",
+            "docs/changes.md": "# Changelog\n\n```{include} ../CHANGES.md\n"
+            ":start-after: <!-- start -->\n:end-before: <!-- end -->\n```\n",
+        },
+    )
     found = texts(tmp_path / "docs")
     assert found["changes.html#version-2"] == "Fixed it."
     assert not any("old" in url for url in found)
 
 
 def test_snippets_lines_sections_and_base_path(tmp_path: Path) -> None:
-    config = "site_name: x\nmarkdown_extensions:\n  - pymdownx.snippets:\n      base_path: [snippets]\n"
+    config = (
+        "site_name: x\nmarkdown_extensions:\n  - pymdownx.snippets:\n      base_path: [snippets]\n"
+    )
     part = "one\n# --8<-- [start:usage]\nuse it\n# --8<-- [end:usage]\nthree\n"
-    write(tmp_path, {"mkdocs.yml": config, "snippets/part.txt": part,
-                     "docs/index.md": '# Home\n\n--8<-- "part.txt:usage"\n\n'
-                                      '    --8<-- "part.txt:1:1"\n\n;--8<-- "kept.txt"\n'})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "mkdocs.yml": config,
+            "snippets/part.txt": part,
+            "docs/index.md": '# Home\n\n--8<-- "part.txt:usage"\n\n'
+            '    --8<-- "part.txt:1:1"\n\n;--8<-- "kept.txt"\n',
+        },
+    )
     assert texts(tmp_path / "docs")[""] == 'use it\n\n    one\n\n--8<-- "kept.txt"'
 
 
 def test_an_include_outside_the_project_or_missing_is_reported(tmp_path: Path) -> None:
     write(tmp_path / "outside", {"secret.rst": "Secret\n======\n\nhush\n"})
-    project = write(tmp_path / "project", {
-        "docs/conf.py": "", "docs/index.rst": "Home\n====\n\n.. include:: ../../outside/secret.rst\n\n"
-        ".. include:: missing.rst\n\nText.\n"})  # fmt: skip
+    project = write(
+        tmp_path / "project",
+        {
+            "docs/conf.py": "",
+            "docs/index.rst": "Home\n====\n\n.. include:: ../../outside/secret.rst\n\n"
+            ".. include:: missing.rst\n\nText.\n",
+        },
+    )
     skipped: dict[str, str] = {}
     items = folder_items(project / "docs", max_chars=0, skipped=skipped)
     (section,) = items[0].sections()
@@ -73,8 +97,14 @@ def test_an_include_outside_the_project_or_missing_is_reported(tmp_path: Path) -
 
 
 def test_a_changed_include_changes_the_fingerprint(tmp_path: Path) -> None:
-    project = write(tmp_path, {"docs/conf.py": "", "part.rst": "one\n",
-                               "docs/index.rst": "Home\n====\n\n.. include:: ../part.rst\n"})  # fmt: skip
+    project = write(
+        tmp_path,
+        {
+            "docs/conf.py": "",
+            "part.rst": "one\n",
+            "docs/index.rst": "Home\n====\n\n.. include:: ../part.rst\n",
+        },
+    )
     before = folder_items(project / "docs", max_chars=0)[0].fingerprint
     (project / "part.rst").write_text("two\n", encoding="utf-8")
     after = folder_items(project / "docs", max_chars=0, tree=docs_tree(project / "docs"))

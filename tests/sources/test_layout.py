@@ -23,29 +23,51 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def sphinx_project(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
-    write(tmp_path, {"docs/conf.py": "project = 'x'\n", "docs/index.rst": "Home\n====\n\nHi.\n",
-                     "docs/guide/usage.rst": "Usage\n=====\n\nText.\n\nMore\n----\n\nx\n",
-                     **(extra or {})})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "docs/conf.py": "project = 'x'\n",
+            "docs/index.rst": "Home\n====\n\nHi.\n",
+            "docs/guide/usage.rst": "Usage\n=====\n\nText.\n\nMore\n----\n\nx\n",
+            **(extra or {}),
+        },
+    )
     return tmp_path / "docs"
 
 
 def test_sphinx_default_builder_is_html(tmp_path: Path) -> None:
     docs = sphinx_project(tmp_path)
     layout = detect_layout(docs)
-    assert (layout.generator, layout.page_form, layout.detected_from) == ("sphinx", "html", "default")
+    assert (layout.generator, layout.page_form, layout.detected_from) == (
+        "sphinx",
+        "html",
+        "default",
+    )
     urls = [s.url for s in parse_folder(docs, site_url="https://x.io/")]
-    assert urls == ["https://x.io/guide/usage.html", "https://x.io/guide/usage.html#more",
-                    "https://x.io/"]  # fmt: skip
+    assert urls == [
+        "https://x.io/guide/usage.html",
+        "https://x.io/guide/usage.html#more",
+        "https://x.io/",
+    ]
 
 
 @pytest.mark.parametrize(
     ("name", "text"),
     [
-        (".readthedocs.yaml", "version: 2\nsphinx:\n  configuration: docs/conf.py\n  builder: dirhtml\n"),
-        (".readthedocs.yml", "version: 2\nbuild:\n  jobs:\n    build:\n      html:\n"
-         "        - sphinx-build -W -b dirhtml docs $READTHEDOCS_OUTPUT/html\n"),
-        ("noxfile.py", 'def docs(session):\n    session.run(\n        "sphinx-build",\n'
-         '        "-b",\n        "dirhtml",\n        "docs",\n        "out",\n    )\n'),
+        (
+            ".readthedocs.yaml",
+            "version: 2\nsphinx:\n  configuration: docs/conf.py\n  builder: dirhtml\n",
+        ),
+        (
+            ".readthedocs.yml",
+            "version: 2\nbuild:\n  jobs:\n    build:\n      html:\n"
+            "        - sphinx-build -W -b dirhtml docs $READTHEDOCS_OUTPUT/html\n",
+        ),
+        (
+            "noxfile.py",
+            'def docs(session):\n    session.run(\n        "sphinx-build",\n'
+            '        "-b",\n        "dirhtml",\n        "docs",\n        "out",\n    )\n',
+        ),
         ("tox.ini", "[testenv:docs]\ncommands = sphinx-build -b dirhtml docs docs/_build\n"),
     ],
 )
@@ -57,7 +79,9 @@ def test_builder_read_from_build_configuration(tmp_path: Path, name: str, text: 
 
 
 def test_a_makefile_with_every_builder_says_nothing(tmp_path: Path) -> None:
-    makefile = "html:\n\t$(SPHINXBUILD) -b html . _build\ndirhtml:\n\t$(SPHINXBUILD) -b dirhtml . d\n"
+    makefile = (
+        "html:\n\t$(SPHINXBUILD) -b html . _build\ndirhtml:\n\t$(SPHINXBUILD) -b dirhtml . d\n"
+    )
     docs = sphinx_project(tmp_path, {"docs/Makefile": makefile})
     assert detect_layout(docs).detected_from == "default"
 
@@ -80,9 +104,15 @@ def test_layout_round_trips_through_meta() -> None:
 
 
 def test_mkdocs_use_directory_urls_false(tmp_path: Path) -> None:
-    write(tmp_path, {"mkdocs.yml": "site_name: x\nuse_directory_urls: false\n",
-                     "docs/index.md": "# Home\n\nSee [usage](guide/usage.md#more).\n",
-                     "docs/guide/index.md": "# Guide\n", "docs/guide/usage.md": "# Usage\n\n## More\n"})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "mkdocs.yml": "site_name: x\nuse_directory_urls: false\n",
+            "docs/index.md": "# Home\n\nSee [usage](guide/usage.md#more).\n",
+            "docs/guide/index.md": "# Guide\n",
+            "docs/guide/usage.md": "# Usage\n\n## More\n",
+        },
+    )
     sections = {}
     for section in parse_folder(tmp_path / "docs", site_url="https://x.io/"):
         sections.setdefault(section.doc_id, section)
@@ -92,14 +122,22 @@ def test_mkdocs_use_directory_urls_false(tmp_path: Path) -> None:
 
 
 def test_sphinx_source_folder_exclusions_and_myst(tmp_path: Path) -> None:
-    conf = ("extensions = ['myst_parser']\ntemplates_path = ['_templates']\n"
-            "exclude_patterns = ['drafts/*']\nhtml_static_path = ['_static']\n")  # fmt: skip
-    write(tmp_path, {"docs/source/conf.py": conf, "docs/Makefile": "all:\n",
-                     "docs/source/index.rst": "Home\n====\n",
-                     "docs/source/notes.md": "# Notes\n\n(tips)=\n## Some tips\n\nText.\n",
-                     "docs/source/drafts/wip.md": "# WIP\n",
-                     "docs/source/_templates/page.html": "<html>{{ body }}</html>",
-                     "docs/source/_static/extra.md": "# Static\n"})  # fmt: skip
+    conf = (
+        "extensions = ['myst_parser']\ntemplates_path = ['_templates']\n"
+        "exclude_patterns = ['drafts/*']\nhtml_static_path = ['_static']\n"
+    )
+    write(
+        tmp_path,
+        {
+            "docs/source/conf.py": conf,
+            "docs/Makefile": "all:\n",
+            "docs/source/index.rst": "Home\n====\n",
+            "docs/source/notes.md": "# Notes\n\n(tips)=\n## Some tips\n\nText.\n",
+            "docs/source/drafts/wip.md": "# WIP\n",
+            "docs/source/_templates/page.html": "<html>{{ body }}</html>",
+            "docs/source/_static/extra.md": "# Static\n",
+        },
+    )
     tree = docs_tree(tmp_path / "docs")
     assert tree.source_dir == tmp_path / "docs" / "source"
     assert tree.project_root == tmp_path
@@ -109,10 +147,17 @@ def test_sphinx_source_folder_exclusions_and_myst(tmp_path: Path) -> None:
 
 
 def test_mkdocs_theme_custom_dir_is_not_pages(tmp_path: Path) -> None:
-    write(tmp_path, {"mkdocs.yml": "site_name: x\ntheme:\n  name: material\n  custom_dir: docs/overrides\n"
-                     "exclude_docs: |\n  secret.md\n",
-                     "docs/index.md": "# Home\n", "docs/overrides/main.html": "{% extends 'base.html' %}",
-                     "docs/secret.md": "# Secret\n", "docs/templates/t.md": "# T\n"})  # fmt: skip
+    write(
+        tmp_path,
+        {
+            "mkdocs.yml": "site_name: x\ntheme:\n  name: material\n  custom_dir: docs/overrides\n"
+            "exclude_docs: |\n  secret.md\n",
+            "docs/index.md": "# Home\n",
+            "docs/overrides/main.html": "{% extends 'base.html' %}",
+            "docs/secret.md": "# Secret\n",
+            "docs/templates/t.md": "# T\n",
+        },
+    )
     assert {s.doc_id for s in parse_folder(tmp_path / "docs")} == {"index.md"}
 
 
@@ -122,6 +167,8 @@ def test_real_sites_layouts(site: str) -> None:
     if not docs.is_dir():
         pytest.skip(f"shared data not found at {docs.resolve()}")
     layout = detect_layout(docs)
-    expected = {"click-8.5.0": ("sphinx", "dirhtml", ".readthedocs.yaml"),
-                "starlette-0.47.3": ("mkdocs", "dirhtml", "mkdocs.yml")}  # fmt: skip
+    expected = {
+        "click-8.5.0": ("sphinx", "dirhtml", ".readthedocs.yaml"),
+        "starlette-0.47.3": ("mkdocs", "dirhtml", "mkdocs.yml"),
+    }
     assert (layout.generator, layout.page_form, layout.detected_from) == expected[site]

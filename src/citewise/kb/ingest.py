@@ -21,11 +21,11 @@ from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, S
 from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
 from citewise.models import Chunk, Document, Section
 from citewise.parsing.base import binary_suffixes, supported_suffixes
+from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.parsing.mkdocstrings import ApiReference
 from citewise.parsing.mkdocstrings import has_directives as has_api_directives
 from citewise.parsing.preparsed import ParsedDocument, parsed_sections
 from citewise.parsing.source import parse_file
-from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.sources import SourceFile, read_folder
 from citewise.sources.includes import expand_includes
 from citewise.sources.layout import DocsTree, docs_tree
@@ -152,9 +152,7 @@ def folder_items(
     return items
 
 
-def _read_docs(
-    folder: Path, tree: DocsTree, skipped: dict[str, str] | None
-) -> list[SourceFile]:
+def _read_docs(folder: Path, tree: DocsTree, skipped: dict[str, str] | None) -> list[SourceFile]:
     """The site's pages under ``folder``, includes expanded; the other files are named in
     ``skipped`` with why.
 

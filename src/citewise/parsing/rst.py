@@ -141,7 +141,9 @@ def doctree_sections(
 def _doctree(text: str, doc_id: str) -> Any:
     from docutils.core import publish_doctree
 
-    return publish_doctree(text, source_path=doc_id, settings_overrides=dict(SPHINX_DOCUTILS_SETTINGS))
+    return publish_doctree(
+        text, source_path=doc_id, settings_overrides=dict(SPHINX_DOCUTILS_SETTINGS)
+    )
 
 
 # docutils settings for a page as Sphinx reads it (MyST adds its own on top).

@@ -21,12 +21,15 @@ __all__ = ["expand_includes"]
 
 _MAX_DEPTH = 8
 _MARKDOWN = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
-_RST_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)\.\. +(?P<kind>include|literalinclude)::[ \t]*(?P<target>.*?)\s*$")
+_RST_INCLUDE_RE = re.compile(
+    r"^(?P<indent>[ \t]*)\.\. +(?P<kind>include|literalinclude)::[ \t]*(?P<target>.*?)\s*$"
+)
 _OPTION_RE = re.compile(r"^[ \t]*:(?P<name>[\w-]+):[ \t]*(?P<value>.*?)\s*$")
 _FENCE_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 _MYST_INCLUDE_RE = re.compile(r"^\{(?P<kind>include|literalinclude)\}[ \t]*(?P<target>.*?)\s*$")
 _SNIPPET_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<escape>;?)-{1,}8<-{1,}[ \t]*(?P<spec>.*?)\s*$")
 _SNIPPET_SECTION_RE = re.compile(r"^\s*-{1,}8<-{1,}\s*\[(?:start|end):[\w-]+\]\s*$")
+
 
 def expand_includes(source: SourceFile, tree: DocsTree, problems: dict[str, str]) -> SourceFile:
     """``source`` with its includes expanded (itself when it has none or is binary)."""
@@ -61,7 +64,8 @@ class _Expander:
         with a leading ``/`` to the source folder), or None (and a problem named)."""
         target = target.strip().strip("\"'")
         if not target or target.startswith("<"):
-            return self.fail(target, "a standard docutils include: not read")
+            self.fail(target, "a standard docutils include: not read")
+            return None
         if target.startswith("/"):
             path = self.tree.source_dir / target.lstrip("/")
         else:
@@ -71,17 +75,19 @@ class _Expander:
     def read_path(self, target: str, path: Path) -> tuple[str, Path] | None:
         resolved = path.resolve()
         if not resolved.is_relative_to(self.root):
-            return self.fail(target, "outside the project folder: not read")
+            self.fail(target, "outside the project folder: not read")
+            return None
         if not resolved.is_file():
-            return self.fail(target, "included file not found")
+            self.fail(target, "included file not found")
+            return None
         try:
             return read_text_file(resolved), resolved
         except (CitewiseError, OSError) as error:
-            return self.fail(target, f"included file not read: {error}")
+            self.fail(target, f"included file not read: {error}")
+            return None
 
     def fail(self, target: str, why: str) -> None:
         self.problems[f"{self.doc_id} (include {target})"] = why
-        return None
 
 
 # --- reStructuredText ------------------------------------------------------------------------
@@ -137,7 +143,11 @@ def _select(content: str, options: dict[str, str]) -> str:
     if marker := options.get("start-after"):
         head, found, tail = content.partition(marker)
         content = tail if found else content
-        content = content.split("\n", 1)[1] if "\n" in content and not content.split("\n", 1)[0].strip() else content
+        content = (
+            content.split("\n", 1)[1]
+            if "\n" in content and not content.split("\n", 1)[0].strip()
+            else content
+        )
     if marker := options.get("end-before"):
         content = content.partition(marker)[0]
     if (dedent := options.get("dedent", "")).isdigit():
@@ -295,7 +305,8 @@ def _snippet(expander: _Expander, spec: str, depth: int) -> str | None:
             found = expander.read_path(name, base / name)
             break
     else:
-        return expander.fail(name, "snippet not found in the snippets' base_path")
+        expander.fail(name, "snippet not found in the snippets' base_path")
+        return None
     if found is None:
         return None
     lines = found[0].split("\n")

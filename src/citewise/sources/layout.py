@@ -264,13 +264,11 @@ def _matches(doc_id: str, pattern: str) -> bool:
     if pattern.startswith("!"):
         return False
     anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
-    folder = pattern.endswith("/") or pattern.endswith("/**")
+    folder = pattern.endswith(("/", "/**"))
     core = pattern.strip("/").removesuffix("/**")
     parts = doc_id.split("/")
     candidates = (
-        ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        if anchored
-        else list(parts)
+        ["/".join(parts[:i]) for i in range(1, len(parts) + 1)] if anchored else list(parts)
     )
     if folder:
         candidates = candidates[:-1]  # a folder pattern matches the folders above the file
