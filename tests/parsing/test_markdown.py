@@ -394,6 +394,14 @@ def test_links_over_several_lines_and_definitions_with_the_target_below() -> Non
     assert f"[an\n    admonition]({BASE}d/note/)" in section.text
 
 
+def test_a_page_without_an_h1_is_still_cited_bare() -> None:
+    sections = parse("## Boolean Logic\n\nText.\n", doc_id="usage.md")
+    assert [(s.url, s.title, s.text) for s in sections] == [
+        (f"{BASE}usage/", "Usage", ""),
+        (f"{BASE}usage/#boolean-logic", "Boolean Logic", "Text."),
+    ]
+
+
 def test_links_take_the_page_form_of_the_site() -> None:
     layout = SiteLayout("mkdocs", directory_urls=False)
     (section,) = parse_markdown(

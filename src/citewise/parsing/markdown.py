@@ -124,7 +124,8 @@ def parse_markdown(
 
     sections: list[Section] = []
     preamble = _body(lines, 0, headings[0].start if headings else len(lines))
-    if preamble and first_h1 != 0:
+    if (preamble and first_h1 != 0) or (first_h1 is None and headings):
+        # A page without an h1 is still a page of the site (its search has an entry for it).
         sections.append(section(page_title, (page_title,), 1, "", preamble))
 
     stack: list[tuple[int, str]] = []
