@@ -118,6 +118,7 @@ def test_mkdocs_use_directory_urls_false(tmp_path: Path) -> None:
         sections.setdefault(section.doc_id, section)
     assert sections["guide/usage.md"].url == "https://x.io/guide/usage.html"
     assert sections["guide/index.md"].url == "https://x.io/guide/index.html"
+    assert sections["index.md"].url == "https://x.io/index.html"  # as MkDocs links it
     assert "(https://x.io/guide/usage.html#more)" in sections["index.md"].text
 
 
@@ -156,6 +157,7 @@ def test_mkdocs_theme_custom_dir_is_not_pages(tmp_path: Path) -> None:
             "docs/overrides/main.html": "{% extends 'base.html' %}",
             "docs/secret.md": "# Secret\n",
             "docs/templates/t.md": "# T\n",
+            "docs/README.md": "# Readme\n",
         },
     )
     assert {s.doc_id for s in parse_folder(tmp_path / "docs")} == {"index.md"}

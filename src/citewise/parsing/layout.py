@@ -67,8 +67,9 @@ class SiteLayout:
         """The page's path under the site root for the source ``doc_id``.
 
         ``a/b.md`` → ``a/b/`` (or ``a/b.html``); a folder's index page → ``a/`` (or
-        ``a/index.html``); the site's root page is always ``""``, the site URL itself.
-        MkDocs also takes a ``README`` as a folder's index page.
+        ``a/index.html``). The root page is ``""`` (the site URL itself), but ``index.html``
+        for MkDocs without directory URLs, as its pages link it. MkDocs also takes a
+        ``README`` as a folder's index page.
         """
         path = doc_id.replace("\\", "/").lstrip("/")
         while path.startswith("./"):
@@ -82,9 +83,11 @@ class SiteLayout:
         if stem == "README" and self.generator == "mkdocs":
             stem = "index"
         if stem == "index":
-            if not folder:
-                return ""
-            return f"{folder}/" if self.directory_urls else f"{folder}/index{self.suffix}"
+            if self.directory_urls:
+                return f"{folder}/" if folder else ""
+            if not folder and self.generator == "sphinx":
+                return ""  # the site's root URL, as Read the Docs links it
+            return f"{folder}/index{self.suffix}" if folder else f"index{self.suffix}"
         page = f"{folder}/{stem}" if folder else stem
         return f"{page}/" if self.directory_urls else f"{page}{self.suffix}"
 

@@ -61,7 +61,16 @@ class DocsTree:
         suffix = posixpath.splitext(doc_id)[1].lower()
         if self.suffixes is not None and suffix not in self.suffixes:
             return False
+        if self._index_beside(doc_id):
+            return False
         return not any(_matches(doc_id, pattern) for pattern in self.excluded)
+
+    def _index_beside(self, doc_id: str) -> bool:
+        """An MkDocs README beside an ``index.md``: the index is the folder's page."""
+        folder, name = posixpath.split(doc_id)
+        if self.layout.generator != "mkdocs" or posixpath.splitext(name)[0] != "README":
+            return False
+        return (self.source_dir / folder / "index.md").is_file()
 
     def why_not_page(self, doc_id: str) -> str:
         """Why ``doc_id`` is not a page (for the skipped list)."""
@@ -70,6 +79,8 @@ class DocsTree:
             built = ", ".join(sorted(self.suffixes))
             name = _GENERATOR_NAMES[self.layout.generator]
             return f"not a {name} source ({suffix or 'no suffix'}; the site is built from {built})"
+        if self._index_beside(doc_id):
+            return "not a page of the site (the folder's index.md is its page)"
         pattern = next((p for p in self.excluded if _matches(doc_id, p)), "")
         return f"not a page of the site (excluded by {pattern!r})"
 
