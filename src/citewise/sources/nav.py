@@ -286,12 +286,14 @@ def folder_nav_scopes(
 
 def sphinx_nav(docs_dir: Path) -> Nav | None:
     """A Sphinx folder's navigation: the root document's ``toctree``s, each under the title
-    of the section that holds it (None without ``conf.py`` or toctrees).
+    of the section that holds it (None without ``conf.py`` or toctrees). With the sources in
+    ``docs/source``, the root document is there and page paths are relative to it.
 
     Entries are ``page`` or ``Title <page>``; a section's several toctrees join.
     """
-    root = docs_dir / "index.rst"
-    if not (docs_dir / "conf.py").is_file() or not root.is_file():
+    conf = find_sphinx_conf(docs_dir)
+    root = conf.parent / "index.rst" if conf is not None else docs_dir / "index.rst"
+    if conf is None or not root.is_file():
         return None
     lines = root.read_text(encoding="utf-8", errors="replace").splitlines()
     sections: dict[str, list[str]] = {}
