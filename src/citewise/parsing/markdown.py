@@ -297,29 +297,20 @@ def _rewrite_links(
     if not any("](" in line or "]:" in line for line in lines):
         return lines
     parser = _link_parser()
-    env: dict[str, Any] = {}
     masked = ["" if code else line.lstrip(" \t") for line, code in zip(lines, in_code, strict=True)]
     blocks: dict[tuple[int, int], list[str] | None] = {}
-    for token in parser.parse("\n".join(masked), env):
-        if token.map is None:
-            continue
-        span = (token.map[0], token.map[1])
-        if token.type == "html_block":
-            blocks[span] = None  # no parse of its inside: every link-looking target
-        elif token.type == "inline" and token.children:
-            found = [child.attrGet("href") or child.attrGet("src") for child in _links(token)]
-            if found:
-                known = blocks.setdefault(span, [])
-                if known is not None:
-                    known.extend(str(href) for href in found)
+    references: list[tuple[int, int]] = []
+    for offset, tokens, env in _parsed_runs(parser, masked):
+        references.extend((offset + d["map"][0], offset + d["map"][1])
+                          for d in env.get("references", {}).values())  # fmt: skip
+        _collect_links(tokens, offset, blocks)
     out = list(lines)
     for (first, after), hrefs in blocks.items():
         block = "\n".join(out[first:after])
         rewritten = _rewrite_inline(block, hrefs, resolve, parser.normalizeLink)
         if rewritten != block:
             out[first:after] = rewritten.split("\n")
-    for definition in env.get("references", {}).values():
-        first, after = definition["map"]
+    for first, after in references:
         block = "\n".join(out[first:after])
         match = _REFERENCE_DEF_BLOCK_RE.match(block)
         if match is None:
@@ -328,6 +319,45 @@ def _rewrite_links(
         new = f"<{resolve(dest[1:-1])}>" if dest.startswith("<") else resolve(dest)
         out[first:after] = (match["head"] + new + block[match.end() :]).split("\n")
     return out
+
+
+def _parsed_runs(parser: Any, masked: list[str]) -> list[tuple[int, list[Any], dict[str, Any]]]:
+    """markdown-it's parse of each run of non-blank lines that holds link syntax, with the
+    run's first line: a link never crosses a blank line, and parsing only these runs keeps a
+    long page cheap."""
+    runs: list[tuple[int, list[Any], dict[str, Any]]] = []
+    start = 0
+    while start < len(masked):
+        if not masked[start].strip():
+            start += 1
+            continue
+        end = start
+        while end < len(masked) and masked[end].strip():
+            end += 1
+        text = "\n".join(masked[start:end])
+        if "](" in text or "]:" in text:
+            env: dict[str, Any] = {}
+            runs.append((start, parser.parse(text, env), env))
+        start = end
+    return runs
+
+
+def _collect_links(
+    tokens: list[Any], offset: int, blocks: dict[tuple[int, int], list[str] | None]
+) -> None:
+    """Each inline block's link targets by its lines (None: an HTML block, not parsed)."""
+    for token in tokens:
+        if token.map is None:
+            continue
+        span = (offset + token.map[0], offset + token.map[1])
+        if token.type == "html_block":
+            blocks[span] = None  # no parse of its inside: every link-looking target
+        elif token.type == "inline" and token.children:
+            found = [child.attrGet("href") or child.attrGet("src") for child in _links(token)]
+            if found:
+                known = blocks.setdefault(span, [])
+                if known is not None:
+                    known.extend(str(href) for href in found)
 
 
 def _link_parser() -> Any:
