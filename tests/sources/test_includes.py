@@ -119,3 +119,30 @@ def test_click_changelog_is_indexed() -> None:
     changes = [s for s in parse_folder(docs) if s.doc_id == "changes.md"]
     assert {s.page for s in changes} == {"changes/"}
     assert "Version 8.5.0" in [s.title for s in changes]
+
+
+def test_an_include_shown_as_an_example_stays_text(tmp_path: Path) -> None:
+    page = (
+        "Howto\n=====\n\nWrite this::\n\n   .. include:: part.rst\n\n"
+        ".. code-block:: rst\n\n   .. include:: part.rst\n\nDone.\n"
+    )
+    write(tmp_path, {"pyproject.toml": "", "docs/conf.py": "", "docs/howto.rst": page})
+    skipped: dict[str, str] = {}
+    (item,) = folder_items(tmp_path / "docs", max_chars=0, skipped=skipped)
+    assert item.sections()[0].text.count(".. include:: part.rst") == 2
+    assert not [key for key in skipped if "include" in key]
+
+
+def test_docs_source_given_directly_keeps_the_project_root(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "CHANGES.rst": "Changes\n=======\n\nAll.\n",
+            "docs/Makefile": "",
+            "docs/source/conf.py": "",
+            "docs/source/changes.rst": ".. include:: ../../CHANGES.rst\n",
+        },
+    )
+    assert docs_tree(tmp_path / "docs" / "source").project_root == tmp_path
+    assert texts(tmp_path / "docs" / "source") == {"changes.html": "All."}

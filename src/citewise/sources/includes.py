@@ -24,6 +24,9 @@ _MARKDOWN = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
 _RST_INCLUDE_RE = re.compile(
     r"^(?P<indent>[ \t]*)\.\. +(?P<kind>include|literalinclude)::[ \t]*(?P<target>.*?)\s*$"
 )
+_LITERAL_DIRECTIVE_RE = re.compile(
+    r"^\.\. +(?:code-block|code|sourcecode|parsed-literal|highlight|literalinclude|doctest)::"
+)
 _OPTION_RE = re.compile(r"^[ \t]*:(?P<name>[\w-]+):[ \t]*(?P<value>.*?)\s*$")
 _FENCE_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 _MYST_INCLUDE_RE = re.compile(r"^\{(?P<kind>include|literalinclude)\}[ \t]*(?P<target>.*?)\s*$")
@@ -97,10 +100,18 @@ def _expand_rst(expander: _Expander, text: str, path: Path, depth: int) -> str:
     lines = text.split("\n")
     out: list[str] = []
     index = 0
+    literal: int | None = None  # the indent of the line that opened a literal block
     while index < len(lines):
-        match = _RST_INCLUDE_RE.match(lines[index])
+        line = lines[index]
+        width = len(line) - len(line.lstrip())
+        if literal is not None and line.strip() and width <= literal:
+            literal = None
+        match = _RST_INCLUDE_RE.match(line) if literal is None else None
         if match is None or depth >= _MAX_DEPTH:
-            out.append(lines[index])
+            # An include shown in a literal block (``::``, code-block) is an example.
+            if literal is None and line.strip() and _opens_literal(line):
+                literal = width
+            out.append(line)
             index += 1
             continue
         indent = match["indent"]
@@ -128,6 +139,14 @@ def _expand_rst(expander: _Expander, text: str, path: Path, depth: int) -> str:
         nested = _expand_rst(expander, content, where, depth + 1)
         out.extend(f"{indent}{line}" if line.strip() else "" for line in nested.split("\n"))
     return "\n".join(out)
+
+
+def _opens_literal(line: str) -> bool:
+    """Whether the indented lines after ``line`` are literal text, not reStructuredText."""
+    stripped = line.strip()
+    if stripped.startswith(".. "):
+        return _LITERAL_DIRECTIVE_RE.match(stripped) is not None
+    return stripped.endswith("::")
 
 
 def _select(content: str, options: dict[str, str]) -> str:

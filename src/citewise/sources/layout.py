@@ -23,6 +23,7 @@ from citewise.sources.sphinx_conf import find_sphinx_conf, read_sphinx_conf
 
 __all__ = ["DocsTree", "detect_layout", "docs_tree", "sphinx_builder"]
 
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO", ".git")
 _READTHEDOCS = (".readthedocs.yaml", ".readthedocs.yml", "readthedocs.yaml", "readthedocs.yml")
 # Build scripts that may run sphinx-build, most specific first (the docs folder's own, then the
 # project's); the first that names one builder decides.
@@ -114,8 +115,7 @@ def docs_tree(docs_dir: Path, page_form: str | None = None) -> DocsTree:
 def _sphinx_tree(docs_dir: Path, conf: Path) -> DocsTree:
     settings = read_sphinx_conf(conf)
     source_dir = conf.parent
-    # The project: the folder above the docs folder (``docs/source`` → above ``docs``).
-    project_root = docs_dir.parent if source_dir != docs_dir.parent else source_dir
+    project_root = _project_root(docs_dir)
     builder, where = sphinx_builder(docs_dir, project_root)
     suffix = settings.get("html_file_suffix")
     layout = SiteLayout(
@@ -137,6 +137,16 @@ def _sphinx_tree(docs_dir: Path, conf: Path) -> DocsTree:
                     excluded.append(pattern if key == "exclude_patterns" else f"{pattern}/**")
     return DocsTree(layout, source_dir, project_root, _sphinx_suffixes(settings),
                     tuple(excluded))  # fmt: skip
+
+
+def _project_root(docs_dir: Path) -> Path:
+    """The project a Sphinx docs folder belongs to: the nearest folder above it that holds a
+    project file (``pyproject.toml``, ``setup.py``…; ``docs/source`` given → above ``docs``),
+    else the folder above it."""
+    for candidate in (docs_dir.parent, docs_dir.parent.parent):
+        if any((candidate / marker).exists() for marker in _PROJECT_MARKERS):
+            return candidate
+    return docs_dir.parent
 
 
 def _sphinx_suffixes(settings: dict[str, Any]) -> frozenset[str]:
