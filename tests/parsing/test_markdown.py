@@ -402,6 +402,18 @@ def test_a_page_without_an_h1_is_still_cited_bare() -> None:
     ]
 
 
+def test_emoji_shortcodes_are_icons_when_the_site_renders_them() -> None:
+    text = "# P\n\n## :warning: Work in Progress!\n\n## Use `:param:` here\n"
+    plain = [s.anchor for s in parse(text)]
+    assert plain[1:] == ["warning-work-in-progress", "use-param-here"]
+    layout = SiteLayout("mkdocs", markdown_extensions=("attr_list", "pymdownx.emoji"))
+    sections = parse_markdown(text, doc_id="p.md", site_url="", version=None, layout=layout)
+    assert [(s.title, s.anchor) for s in sections[1:]] == [
+        ("Work in Progress!", "work-in-progress"),
+        ("Use :param: here", "use-param-here"),
+    ]
+
+
 def test_links_take_the_page_form_of_the_site() -> None:
     layout = SiteLayout("mkdocs", directory_urls=False)
     (section,) = parse_markdown(

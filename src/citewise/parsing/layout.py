@@ -33,6 +33,8 @@ class SiteLayout:
             ``"given"``…); ``"default"`` when nothing said, so a caller may check it.
         myst_extensions: a Sphinx site's MyST syntax extensions (``myst_enable_extensions``:
             ``colon_fence``, ``attrs_block``…); not part of :meth:`to_meta`.
+        markdown_extensions: an MkDocs site's Markdown extensions that change headings
+            (``pymdownx.emoji``: ``:warning:`` is an icon, not text); not part of the meta.
     """
 
     generator: str = "mkdocs"
@@ -40,6 +42,7 @@ class SiteLayout:
     suffix: str = ".html"
     detected_from: str = "default"
     myst_extensions: tuple[str, ...] = ()
+    markdown_extensions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.generator not in _GENERATORS:

@@ -26,6 +26,7 @@ _FENCE_OPEN_RE = re.compile(r"^(?P<indent>[ \t>]*)(?P<fence>`{3,}|~{3,})(?P<info
 _ATX_RE = re.compile(r"^(?P<level>#{1,6})(?P<text>(?:\\.|[^\\])*?)#*$")
 _SETEXT_RE = re.compile(r"^[=-]+[ ]*$")
 _HR_RE = re.compile(r"^ {0,3}(?:(?:-[ ]*){3,}|(?:_[ ]*){3,}|(?:\*[ ]*){3,})$")
+_EMOJI_RE = re.compile(r":[+\-\w]+:")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INLINE_LINK_RE = re.compile(
     r"(?P<head>!?\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*)"
@@ -94,7 +95,9 @@ def parse_markdown(
         for line, code in zip(lines, in_code, strict=True)
         if not code and (m := _REFERENCE_DEF_RE.match(line))
     }
-    titles = [heading_text(h.source, references) for h in headings]
+    emoji = layout is not None and "pymdownx.emoji" in layout.markdown_extensions
+    titles = [heading_text(_without_emoji(h.source) if emoji else h.source, references)
+              for h in headings]  # fmt: skip
     page = page_path(doc_id, layout)
     url = site_base(site_url, version) + page
     lines = _rewrite_links(
@@ -145,6 +148,19 @@ def parse_markdown(
                 body = f"{preamble}\n\n{body}" if body else preamble
         sections.append(section(titles[index], path, heading.level, anchor, body))
     return sections
+
+
+def _without_emoji(source: str) -> str:
+    """A heading without its emoji shortcodes (``:warning:``), which pymdownx.emoji renders
+    as icons, no part of the heading's text or slug; code spans keep theirs."""
+    pieces: list[str] = []
+    last = 0
+    for span in _BLOCK_CODE_SPAN_RE.finditer(source):
+        pieces.append(_EMOJI_RE.sub("", source[last : span.start()]))
+        pieces.append(span.group(0))
+        last = span.end()
+    pieces.append(_EMOJI_RE.sub("", source[last:]))
+    return "".join(pieces)
 
 
 def _drop_front_matter(text: str) -> str:

@@ -256,7 +256,8 @@ def _mkdocs_tree(docs_dir: Path, config_path: Path) -> DocsTree:
         config = read_site_config(config_path)
     except SourceError:
         return DocsTree(MKDOCS_LAYOUT, docs_dir, docs_dir.parent)
-    layout = SiteLayout("mkdocs", config.use_directory_urls, ".html", config_path.name)
+    layout = SiteLayout("mkdocs", config.use_directory_urls, ".html", config_path.name,
+                        markdown_extensions=config.markdown_extensions)  # fmt: skip
     excluded = list(_MKDOCS_DEFAULT_EXCLUDES)
     excluded.extend(line.strip() for line in config.exclude_docs.splitlines()
                     if line.strip() and not line.lstrip().startswith("#"))  # fmt: skip

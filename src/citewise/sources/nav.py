@@ -92,6 +92,8 @@ class SiteConfig:
     theme_dir: Path | None = None
     # pymdownx.snippets' ``base_path`` folders (relative to the config file), empty without it.
     snippet_bases: tuple[str, ...] = ()
+    # The names of the Markdown extensions it enables (``pymdownx.emoji``…).
+    markdown_extensions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,27 @@ def read_site_config(path: Path) -> SiteConfig:
         exclude_docs=exclude if isinstance(exclude := data.get("exclude_docs"), str) else "",
         theme_dir=_theme_dir(data.get("theme"), path.parent),
         snippet_bases=_snippet_bases(data.get("markdown_extensions")),
+        markdown_extensions=_extension_names(data.get("markdown_extensions")),
     )
+
+
+def _extension_names(extensions: Any) -> tuple[str, ...]:
+    """Extension names from an mkdocs.yml list (names and one-key tables) or nested TOML
+    tables (``[project.markdown_extensions.pymdownx.emoji]``)."""
+    names: list[str] = []
+    if isinstance(extensions, list):
+        for entry in extensions:
+            if isinstance(entry, str):
+                names.append(entry)
+            elif isinstance(entry, dict):
+                names.extend(str(key) for key in entry)
+    elif isinstance(extensions, dict):
+        for key, value in extensions.items():
+            if key == "pymdownx" and isinstance(value, dict):
+                names.extend(f"pymdownx.{name}" for name in value)
+            else:
+                names.append(str(key))
+    return tuple(names)
 
 
 def _theme_dir(theme: Any, config_folder: Path) -> Path | None:
