@@ -42,7 +42,8 @@ def test_a_document_with_too_many_sections_is_refused(
     from citewise.parsing.source import parse_file
     from citewise.sources import SourceFile
 
-    text = "".join("## Same\n\nbody\n\n" for _ in range(60_000))
+    # The page's h1 and 59,999 sections under it.
+    text = "# Many\n\n" + "".join("## Same\n\nbody\n\n" for _ in range(59_999))
     source = SourceFile("many.md", tmp_path / "many.md", text)
     with pytest.raises(TooLargeError, match=r"many\.md: 60,000 sections, over the limit of 50,000"):
         parse_file(source)

@@ -72,3 +72,17 @@ def test_bad_file_leaves_the_stored_index_intact(
 def test_empty_folder_is_refused(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (home / "empty").mkdir()
     assert "no documentation files" in fail(capsys, "index", str(home / "empty"))
+
+
+def test_sections_page_form_overrides_the_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
+    (tmp_path / "docs" / "usage.rst").write_text("Usage\n=====\n\nText.\n", encoding="utf-8")
+    docs = str(tmp_path / "docs")
+    by_default = run(capsys, "sections", docs, "--site-url", "https://x.io/", "--json")
+    assert json.loads(by_default)["url"] == "https://x.io/usage.html"
+    given = run(capsys, "sections", docs, "--site-url", "https://x.io/", "--json",
+                "--page-form", "dirhtml")  # fmt: skip
+    assert json.loads(given)["url"] == "https://x.io/usage/"

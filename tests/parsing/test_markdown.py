@@ -9,6 +9,7 @@ import pytest
 
 from citewise.models import Section
 from citewise.parsing.base import MarkdownParser, Parser, parser_for, supported_suffixes
+from citewise.parsing.layout import SiteLayout
 from citewise.parsing.markdown import page_path, page_url, parse_markdown, site_base
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
@@ -375,6 +376,52 @@ def test_link_forms() -> None:
     assert lines[3] == f"[ref]: {BASE}d/other/#frag"
     assert lines[4] == "[^1]: footnote.md"
     assert "[fenced](x.md)" in section.text
+
+
+def test_links_over_several_lines_and_definitions_with_the_target_below() -> None:
+    text = (
+        "# P\n\n"
+        "See [the long\nlink text](other.md#part) and `a [code\nspan](x.md)` here.\n\n"
+        "[ref]:\n    far.md\n\n"
+        '<div class="grid" markdown>\n[card](card.md)\n</div>\n\n'
+        "!!! note\n\n    Inside [an\n    admonition](note.md).\n"
+    )
+    (section,) = parse(text, doc_id="d/p.md")
+    assert f"[the long\nlink text]({BASE}d/other/#part)" in section.text
+    assert "`a [code\nspan](x.md)`" in section.text
+    assert f"[ref]:\n    {BASE}d/far/" in section.text
+    assert f"[card]({BASE}d/card/)" in section.text
+    assert f"[an\n    admonition]({BASE}d/note/)" in section.text
+
+
+def test_a_page_without_an_h1_is_still_cited_bare() -> None:
+    sections = parse("## Boolean Logic\n\nText.\n", doc_id="usage.md")
+    assert [(s.url, s.title, s.text) for s in sections] == [
+        (f"{BASE}usage/", "Usage", ""),
+        (f"{BASE}usage/#boolean-logic", "Boolean Logic", "Text."),
+    ]
+
+
+def test_emoji_shortcodes_are_icons_when_the_site_renders_them() -> None:
+    text = "# P\n\n## :warning: Work in Progress!\n\n## Use `:param:` here\n"
+    plain = [s.anchor for s in parse(text)]
+    assert plain[1:] == ["warning-work-in-progress", "use-param-here"]
+    layout = SiteLayout("mkdocs", markdown_extensions=("attr_list", "pymdownx.emoji"))
+    sections = parse_markdown(text, doc_id="p.md", site_url="", version=None, layout=layout)
+    assert [(s.title, s.anchor) for s in sections[1:]] == [
+        ("Work in Progress!", "work-in-progress"),
+        ("Use :param: here", "use-param-here"),
+    ]
+
+
+def test_links_take_the_page_form_of_the_site() -> None:
+    layout = SiteLayout("mkdocs", directory_urls=False)
+    (section,) = parse_markdown(
+        "# P\n\n[a](../b/index.md) [c](c.md#x)\n", doc_id="d/p.md", site_url=SITE,
+        version=None, layout=layout,
+    )  # fmt: skip
+    assert section.url == f"{SITE}d/p.html"
+    assert section.text == f"[a]({SITE}b/index.html) [c]({SITE}d/c.html#x)"
 
 
 # --- registry -----------------------------------------------------------------------------

@@ -60,7 +60,10 @@ def ours() -> dict[str, Section]:
     if not docs.is_dir():
         pytest.skip("requests 2.34.2 docs not found (shared data absent)")
     found: dict[str, Section] = {}
-    sections = parse_folder(docs, site_url="", version=None, api=folder_api_reference(docs))
+    # Served as dirhtml by a Read the Docs setting outside the source: the page form is given.
+    sections = parse_folder(
+        docs, site_url="", version=None, api=folder_api_reference(docs), page_form="dirhtml"
+    )
     for section in sections:
         assert section.url not in found, f"two sections share {section.url}"
         found[section.url] = section

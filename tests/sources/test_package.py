@@ -128,6 +128,8 @@ def requests_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index
         code, out, err = run_cli(
             "index", "--package", "requests", "--python", sys.executable,
             "--archive-url", site.base + ARCHIVE_PATH, "-q",
+            # Read the Docs builds requests with dirhtml by a project setting, not its source.
+            "--page-form", "dirhtml",
         )  # fmt: skip
     assert code == 0, err
     yield IndexedPackage(home, out, err, site)

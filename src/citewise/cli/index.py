@@ -52,6 +52,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
             rebuild=args.rebuild,
             replace=args.replace,
+            page_form=args.page_form,
         )
     if args.json:
         print_json(asdict(report))
@@ -83,6 +84,7 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
         fallback_latest=args.fallback == "latest",
         docs_dir=args.docs_dir,
         scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
+        page_form=args.page_form,
     )
     if args.requirements:
         return _index_requirements(args, settings, options)
@@ -151,7 +153,9 @@ def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
     api = folder_api_reference(folder) if args.api else None
     from citewise.kb import parse_folder
 
-    sections = parse_folder(folder, site_url=args.site_url, version=args.version, api=api)
+    sections = parse_folder(
+        folder, site_url=args.site_url, version=args.version, api=api, page_form=args.page_form
+    )
     for section in sections:
         if args.json:
             record = {
@@ -167,6 +171,14 @@ def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
         else:
             print(f"{section.url}  {' › '.join(section.heading_path)}")
     return 0
+
+
+def _add_page_form(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--page-form", choices=["dirhtml", "html"], default=None,
+        help="page URLs as a/b/ (dirhtml) or a/b.html (html), when the site's config "
+        "cannot tell (default: read from mkdocs.yml, .readthedocs.yaml, build scripts)",
+    )  # fmt: skip
 
 
 def add_index_commands(commands: Subcommands) -> None:
@@ -205,6 +217,7 @@ def add_index_commands(commands: Subcommands) -> None:
         "--replace", action="store_true",
         help="index a different folder into an existing knowledge base, replacing its documents",
     )  # fmt: skip
+    _add_page_form(index)
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     index.set_defaults(run=cmd_index)
@@ -213,6 +226,7 @@ def add_index_commands(commands: Subcommands) -> None:
     sections.add_argument("folder")
     sections.add_argument("--site-url", default="")
     sections.add_argument("--version", default=None)
+    _add_page_form(sections)
     sections.add_argument("--json", action="store_true", help="one JSON object per line")
     sections.add_argument(
         "--api", action="store_true",

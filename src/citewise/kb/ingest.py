@@ -21,11 +21,14 @@ from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, S
 from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
 from citewise.models import Chunk, Document, Section
 from citewise.parsing.base import binary_suffixes, supported_suffixes
+from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.parsing.mkdocstrings import ApiReference
 from citewise.parsing.mkdocstrings import has_directives as has_api_directives
 from citewise.parsing.preparsed import ParsedDocument, parsed_sections
 from citewise.parsing.source import parse_file
 from citewise.sources import SourceFile, read_folder
+from citewise.sources.includes import expand_includes
+from citewise.sources.layout import DocsTree, docs_tree
 from citewise.sources.scopes import ScopeOf, folder_scopes
 from citewise.sources.upload import upload_source
 from citewise.store.base import DocumentUpdate, KBStore
@@ -113,18 +116,26 @@ def folder_items(
     scopes: ScopeOf | None = None,
     api: ApiReference | None = None,
     skipped: dict[str, str] | None = None,
+    tree: DocsTree | None = None,
 ) -> list[IngestItem]:
-    """Every supported file under ``folder`` as an item, with its scopes.
+    """Every page of the site built from ``folder`` as an item, with its scopes.
 
-    Pages with API directives (mkdocstrings ``:::``, Sphinx ``auto*``) are expanded from
-    ``api``'s source; every other file found is named in ``skipped`` with the reason.
+    What is a page, where page paths start and their URL form come from ``tree`` (default:
+    read from the folder's site config, :func:`citewise.sources.layout.docs_tree`); included
+    files are part of the including page (and of its fingerprint). Pages with API directives
+    (mkdocstrings ``:::``, Sphinx ``auto*``) are expanded from ``api``'s source; every other
+    file found is named in ``skipped`` with the reason, as is an include that cannot be read.
     """
+    tree = tree or docs_tree(folder)
     scope_of = scopes or folder_scopes(folder)
     shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
     shape.update(_overlap_shape(overlap))
+    if tree.layout.to_meta() != MKDOCS_LAYOUT.to_meta():
+        # Fingerprints made before layouts existed (MkDocs folders) stay valid.
+        shape["layout"] = tree.layout.to_meta()
     items = []
     api_print: list[str] = []
-    for source in _read_docs(folder, skipped):
+    for source in _read_docs(folder, tree, skipped):
         scope = scope_of(source.doc_id)
         # The scope is part of the fingerprint so a changed nav rewrites the chunks' scopes
         # (their ids, and so their vectors, stay: nothing is re-embedded).
@@ -136,25 +147,33 @@ def folder_items(
         items.append(
             _source_item(source, fingerprint(source.data, {**shape, **extra}), scope,
                          site_url=site_url, version=version, api=api if uses_api else None,
-                         problems=skipped)
+                         problems=skipped, layout=tree.layout)
         )  # fmt: skip
     return items
 
 
-def _read_docs(folder: Path, skipped: dict[str, str] | None) -> list[SourceFile]:
-    """The folder's documentation files; the others are named in ``skipped`` with why.
+def _read_docs(folder: Path, tree: DocsTree, skipped: dict[str, str] | None) -> list[SourceFile]:
+    """The site's pages under ``folder``, includes expanded; the other files are named in
+    ``skipped`` with why.
 
-    A Sphinx folder (``conf.py`` at its root) is read as Sphinx reads it: its ``.rst``
-    sources, never its templates, static files or build output.
+    A Sphinx folder is read as Sphinx reads it: its source suffixes (``.rst``, ``.md`` with
+    MyST) under the folder of its ``conf.py``, never its templates, static files, excluded
+    patterns or build output; an MkDocs one without its theme templates and excluded docs.
     """
     suffixes = supported_suffixes()
-    sphinx = (folder / "conf.py").is_file() and ".rst" in suffixes
-    wanted = frozenset({".rst"}) if sphinx else suffixes
+    wanted = suffixes if tree.suffixes is None else suffixes & tree.suffixes
     refused: dict[str, str] = {}
-    sources = read_folder(folder, wanted, binary=binary_suffixes(), refused=refused)
+    problems: dict[str, str] = {}
+    sources = [
+        expand_includes(source, tree, problems)
+        for source in read_folder(tree.source_dir, wanted, binary=binary_suffixes(),
+                                  refused=refused, keep=tree.is_page)
+    ]  # fmt: skip
     if skipped is not None:
-        skipped.update(refused)
-        read = {source.doc_id for source in sources} | set(refused)
+        inner = _prefix(tree.source_dir, folder)
+        skipped.update({inner + doc_id: why for doc_id, why in refused.items()})
+        skipped.update(problems)
+        read = {inner + source.doc_id for source in sources} | set(skipped)
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder)
             if any(part.startswith(".") for part in relative.parts) or not path.is_file():
@@ -163,11 +182,22 @@ def _read_docs(folder: Path, skipped: dict[str, str] | None) -> list[SourceFile]
             if doc_id in read or relative.parts[0] in _BUILD_DIRS:
                 continue
             suffix = path.suffix.lower()
-            if sphinx and suffix in suffixes:
-                skipped[doc_id] = f"not a Sphinx source ({suffix}; the site is built from .rst)"
-            else:
+            if suffix not in suffixes:
                 skipped[doc_id] = f"no parser for {suffix or 'files without a suffix'}"
+            elif inner and not doc_id.startswith(inner):
+                skipped[doc_id] = f"outside the site's source folder ({inner.rstrip('/')})"
+            else:
+                skipped[doc_id] = tree.why_not_page(doc_id[len(inner) :])
     return sources
+
+
+def _prefix(source_dir: Path, folder: Path) -> str:
+    """``source_dir``'s path inside ``folder`` with a trailing ``/`` (``""`` when the same)."""
+    try:
+        inner = source_dir.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if inner == "." else f"{inner}/"
 
 
 # Build output beside the sources (as folder.read_folder skips it): not skipped docs.
@@ -224,9 +254,11 @@ def _source_item(
     version: str | None = None,
     api: ApiReference | None = None,
     problems: dict[str, str] | None = None,
+    layout: SiteLayout | None = None,
 ) -> IngestItem:
     def sections() -> list[Section]:
-        found = parse_file(source, site_url=site_url, version=version, scope=scope)
+        found = parse_file(source, site_url=site_url, version=version, scope=scope,
+                           layout=layout)  # fmt: skip
         return api.expand(found, problems) if api is not None else found
 
     return IngestItem(source.doc_id, print_, sections, str(source.path), scope)
@@ -244,12 +276,16 @@ def parse_folder(
     version: str | None = None,
     scopes: ScopeOf | None = None,
     api: ApiReference | None = None,
+    page_form: str | None = None,
 ) -> list[Section]:
-    """Every section of every documentation file under ``folder``, in path order (API
-    directives expanded from ``api``'s source when given)."""
+    """Every section of every page of the site built from ``folder``, in path order (API
+    directives expanded from ``api``'s source when given). ``page_form`` (``dirhtml`` or
+    ``html``) overrides the page URL form the site's configuration gives."""
+    tree = docs_tree(folder, page_form)
     items = folder_items(
-        folder, site_url=site_url, version=version, max_chars=0, scopes=scopes, api=api
-    )
+        folder, site_url=site_url, version=version, max_chars=0, scopes=scopes, api=api,
+        tree=tree,
+    )  # fmt: skip
     return [section for item in items for section in item.sections()]
 
 

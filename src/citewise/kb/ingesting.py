@@ -28,6 +28,7 @@ from citewise.kb.ingest import (
 from citewise.models import Section
 from citewise.parsing.preparsed import ParsedDocument, parse_parsed
 from citewise.sources import SourceFile
+from citewise.sources.layout import docs_tree
 from citewise.sources.nav import ScopeRule, folder_api_reference
 from citewise.sources.scopes import folder_scopes
 from citewise.sources.upload import read_files
@@ -52,6 +53,7 @@ def index_folder(
     meta: Mapping[str, str] | None = None,
     rebuild: bool = False,
     replace: bool = False,
+    page_form: str | None = None,
 ) -> IndexReport:
     """Bring the knowledge base in line with a docs folder: new and changed files are
     indexed (only changed chunks re-embedded), files gone from it leave the index.
@@ -66,8 +68,11 @@ def index_folder(
     top-level folder is its scope. ``meta`` is stored with the index in the same write.
     API directives are expanded from the source the site config names (mkdocstrings'
     ``paths``) or found beside the folder (``src/``); files not indexed are named in the
-    report's ``skipped``.
+    report's ``skipped``. Page URLs take the form the site's config gives (``a/b/`` or
+    ``a/b.html``), or ``page_form`` (``dirhtml``, ``html``); the form used is stored in
+    the meta as ``site_layout``.
     """
+    tree = docs_tree(folder, page_form)
     with kb.write_lock():
         if kb.exists and not (rebuild or replace):
             _check_source(kb, folder)
@@ -78,10 +83,11 @@ def index_folder(
         items = folder_items(
             folder, site_url=site_url, version=version, max_chars=max_chars, overlap=overlap,
             scopes=folder_scopes(folder, scope_rule, site_config=site_config),
-            api=folder_api_reference(folder, site_config), skipped=skipped,
+            api=folder_api_reference(folder, site_config), skipped=skipped, tree=tree,
         )  # fmt: skip
         shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
-        extra = {"source": str(folder.resolve()), **shape, **(meta or {})}
+        extra = {"source": str(folder.resolve()), "site_layout": tree.layout.to_meta(),
+                 **shape, **(meta or {})}  # fmt: skip
         report = _ingest(kb, 
             items, config, remove_missing=True, meta=extra, progress=progress,
             rebuild=rebuild,

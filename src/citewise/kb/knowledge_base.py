@@ -228,6 +228,7 @@ class KnowledgeBase:
         meta: Mapping[str, str] | None = None,
         rebuild: bool = False,
         replace: bool = False,
+        page_form: str | None = None,
     ) -> IndexReport:
         """Bring the knowledge base in line with a docs folder (see
         :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
@@ -238,7 +239,7 @@ class KnowledgeBase:
         return ingesting.index_folder(
             self, folder, site_url=site_url, version=version, progress=progress,
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
-            replace=replace,
+            replace=replace, page_form=page_form,
         )  # fmt: skip
 
     def add_files(

@@ -68,6 +68,7 @@ def index_release(
         rebuild=rebuild,
         # A release's knowledge base mirrors whichever release was last indexed into it.
         replace=True,
+        page_form=spec.page_form,
     )
     return ReleaseIndexResult(kb, report, fetched)
 

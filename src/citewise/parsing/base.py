@@ -7,6 +7,7 @@ from pathlib import PurePath
 from typing import Protocol, runtime_checkable
 
 from citewise.models import Section
+from citewise.parsing.layout import SiteLayout
 from citewise.parsing.markdown import parse_markdown
 from citewise.registry import Registry
 
@@ -15,10 +16,12 @@ __all__ = [
     "BinaryParser",
     "MarkdownParser",
     "Parser",
+    "SiteParser",
     "binary_parser",
     "binary_suffixes",
     "parser_for",
     "register_parser",
+    "site_parser",
     "supported_suffixes",
 ]
 
@@ -54,13 +57,62 @@ def binary_parser(parser: Parser) -> BinaryParser | None:
     return None
 
 
-class MarkdownParser:
-    """Markdown as MkDocs/Zensical publish it (see :func:`parse_markdown`)."""
+@runtime_checkable
+class SiteParser(Parser, Protocol):
+    """A parser of a site generator's sources (Markdown, reStructuredText): ``site_layout``
+    is true and :meth:`parse` also takes the site's :class:`SiteLayout`, which decides the
+    page URLs (``a/b/`` or ``a/b.html``) and the dialect (MkDocs Markdown or MyST).
+
+    Other parsers (HTML, PDF…) are called without it (see :func:`site_parser`).
+    """
+
+    site_layout: bool
 
     def parse(
-        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+        self,
+        text: str,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        layout: SiteLayout | None = None,
+    ) -> list[Section]: ...
+
+
+def site_parser(parser: Parser) -> SiteParser | None:
+    """``parser`` when it takes a site layout (``site_layout`` true), else None."""
+    if getattr(parser, "site_layout", False) and isinstance(parser, SiteParser):
+        return parser
+    return None
+
+
+class MarkdownParser:
+    """Markdown as its site publishes it: MkDocs/Zensical (see :func:`parse_markdown`), or
+    MyST in a Sphinx site (see :func:`citewise.parsing.myst.parse_myst`)."""
+
+    site_layout = True
+
+    def parse(
+        self,
+        text: str,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        layout: SiteLayout | None = None,
     ) -> list[Section]:
-        return parse_markdown(text, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        if layout is not None and layout.generator == "sphinx":
+            from citewise.parsing.myst import parse_myst
+
+            return parse_myst(
+                text, doc_id=doc_id, site_url=site_url, version=version, scope=scope,
+                layout=layout,
+            )  # fmt: skip
+        return parse_markdown(
+            text, doc_id=doc_id, site_url=site_url, version=version, scope=scope, layout=layout
+        )
 
 
 # Suffix → the parser class for it (made once, on first use).

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from citewise.models import Section
+from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.parsing.slugs import UsedAnchors, heading_text, slugify, split_attr_list, unique
 
 __all__ = ["fenced_blocks", "page_path", "page_url", "parse_markdown", "site_base"]
@@ -22,13 +26,20 @@ _FENCE_OPEN_RE = re.compile(r"^(?P<indent>[ \t>]*)(?P<fence>`{3,}|~{3,})(?P<info
 _ATX_RE = re.compile(r"^(?P<level>#{1,6})(?P<text>(?:\\.|[^\\])*?)#*$")
 _SETEXT_RE = re.compile(r"^[=-]+[ ]*$")
 _HR_RE = re.compile(r"^ {0,3}(?:(?:-[ ]*){3,}|(?:_[ ]*){3,}|(?:\*[ ]*){3,})$")
+_EMOJI_RE = re.compile(r":[+\-\w]+:")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_CODE_SPAN_RE = re.compile(r"(?<![\\`])(`+)(?!`).+?(?<!`)\1(?!`)")
 _INLINE_LINK_RE = re.compile(
     r"(?P<head>!?\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*)"
     r"(?:<(?P<angled>[^>\n]*)>|(?P<dest>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))"
     r"(?P<tail>(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\))"
 )
+# A definition's target may sit on the line after its label.
+_REFERENCE_DEF_BLOCK_RE = re.compile(
+    r"^(?P<head>[ \t>]*\[(?!\^)(?P<id>[^\]]+)\]:[ \t]*\n?[ \t]*)(?P<dest><[^>\n]*>|\S+)"
+)
+# Code spans may run over several lines of a paragraph.
+_BLOCK_CODE_SPAN_RE = re.compile(r"(?<![\\`])(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _REFERENCE_DEF_RE = re.compile(
     r"^(?P<head> {0,3}\[(?!\^)(?P<id>[^\]]+)\]:[ \t]*)(?P<dest><[^>]*>|\S+)"
 )
@@ -49,30 +60,27 @@ def site_base(site_url: str, version: str | None) -> str:
     return f"{base}{version.strip('/')}/" if version else base
 
 
-def page_path(doc_id: str) -> str:
-    """The page's path under the site root: ``a/b.md`` → ``a/b/``, ``a/index.md`` → ``a/``."""
-    path = doc_id.replace("\\", "/").lstrip("/")
-    while path.startswith("./"):
-        path = path[2:]
-    folder, name = posixpath.split(path)
-    stem = name
-    for suffix in _MARKDOWN_SUFFIXES:
-        if name.lower().endswith(suffix):
-            stem = name[: -len(suffix)]
-            break
-    # Like MkDocs, a README stands in for a folder's index page.
-    if stem in ("index", "README"):
-        return f"{folder}/" if folder else ""
-    return f"{folder}/{stem}/" if folder else f"{stem}/"
+def page_path(doc_id: str, layout: SiteLayout | None = None) -> str:
+    """The page's path under the site root: ``a/b.md`` → ``a/b/``, ``a/index.md`` → ``a/``
+    (with ``layout``'s ``html`` form: ``a/b.html``, ``a/index.html``)."""
+    return (layout or MKDOCS_LAYOUT).page_path(doc_id, _MARKDOWN_SUFFIXES)
 
 
-def page_url(doc_id: str, site_url: str, version: str | None) -> str:
+def page_url(
+    doc_id: str, site_url: str, version: str | None, layout: SiteLayout | None = None
+) -> str:
     """The published URL of the page built from ``doc_id``."""
-    return site_base(site_url, version) + page_path(doc_id)
+    return site_base(site_url, version) + page_path(doc_id, layout)
 
 
 def parse_markdown(
-    text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    text: str,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    layout: SiteLayout | None = None,
 ) -> list[Section]:
     """Split ``text`` (the source of ``doc_id``) into sections, one per heading.
 
@@ -87,10 +95,14 @@ def parse_markdown(
         for line, code in zip(lines, in_code, strict=True)
         if not code and (m := _REFERENCE_DEF_RE.match(line))
     }
-    titles = [heading_text(h.source, references) for h in headings]
-    page = page_path(doc_id)
+    emoji = layout is not None and "pymdownx.emoji" in layout.markdown_extensions
+    titles = [heading_text(_without_emoji(h.source) if emoji else h.source, references)
+              for h in headings]  # fmt: skip
+    page = page_path(doc_id, layout)
     url = site_base(site_url, version) + page
-    lines = _rewrite_links(lines, in_code, doc_id=doc_id, base=site_base(site_url, version))
+    lines = _rewrite_links(
+        lines, in_code, doc_id=doc_id, base=site_base(site_url, version), layout=layout
+    )
 
     used = UsedAnchors(h.custom_id for h in headings if h.custom_id)
     anchors = [
@@ -115,7 +127,8 @@ def parse_markdown(
 
     sections: list[Section] = []
     preamble = _body(lines, 0, headings[0].start if headings else len(lines))
-    if preamble and first_h1 != 0:
+    if (preamble and first_h1 != 0) or (first_h1 is None and headings):
+        # A page without an h1 is still a page of the site (its search has an entry for it).
         sections.append(section(page_title, (page_title,), 1, "", preamble))
 
     stack: list[tuple[int, str]] = []
@@ -135,6 +148,19 @@ def parse_markdown(
                 body = f"{preamble}\n\n{body}" if body else preamble
         sections.append(section(titles[index], path, heading.level, anchor, body))
     return sections
+
+
+def _without_emoji(source: str) -> str:
+    """A heading without its emoji shortcodes (``:warning:``), which pymdownx.emoji renders
+    as icons, no part of the heading's text or slug; code spans keep theirs."""
+    pieces: list[str] = []
+    last = 0
+    for span in _BLOCK_CODE_SPAN_RE.finditer(source):
+        pieces.append(_EMOJI_RE.sub("", source[last : span.start()]))
+        pieces.append(span.group(0))
+        last = span.end()
+    pieces.append(_EMOJI_RE.sub("", source[last:]))
+    return "".join(pieces)
 
 
 def _drop_front_matter(text: str) -> str:
@@ -261,46 +287,151 @@ def _title_from_name(doc_id: str) -> str:
     return title.capitalize() if title.lower() == title else title
 
 
-def _rewrite_links(lines: list[str], in_code: list[bool], *, doc_id: str, base: str) -> list[str]:
-    """Rewrite relative link targets outside code to the absolute URLs the site serves."""
+def _rewrite_links(
+    lines: list[str],
+    in_code: list[bool],
+    *,
+    doc_id: str,
+    base: str,
+    layout: SiteLayout | None = None,
+) -> list[str]:
+    """Rewrite relative link targets outside code to the absolute URLs the site serves.
+
+    The page is parsed with markdown-it (CommonMark) to find its links, whatever lines their
+    text spans, and its reference definitions (``[id]: target``, the target possibly on the
+    next line); each is rewritten in place in its block's source. Fenced code (as
+    superfences reads it) and comments are hidden from the parse, and lines are parsed
+    without their indentation, as admonitions and tabs hold Markdown, not code. Links inside
+    HTML blocks (``<div markdown>``) are rewritten where their syntax is found.
+    """
     source = doc_id.replace("\\", "/").lstrip("/")
-    current = base + page_path(source)
+    current = base + page_path(source, layout)
 
     def resolve(target: str) -> str:
-        return _resolve(target, source=source, base=base, current=current)
+        return _resolve(target, source=source, base=base, current=current, layout=layout)
 
-    def inline(match: re.Match[str]) -> str:
-        if match["angled"] is not None:
-            return f"{match['head']}<{resolve(match['angled'])}>{match['tail']}"
-        return f"{match['head']}{resolve(match['dest'])}{match['tail']}"
-
-    out: list[str] = []
-    for line, code in zip(lines, in_code, strict=True):
-        if code or ("](" not in line and "]:" not in line):
-            out.append(line)
+    if not any("](" in line or "]:" in line for line in lines):
+        return lines
+    parser = _link_parser()
+    masked = ["" if code else line.lstrip(" \t") for line, code in zip(lines, in_code, strict=True)]
+    blocks: dict[tuple[int, int], list[str] | None] = {}
+    references: list[tuple[int, int]] = []
+    for offset, tokens, env in _parsed_runs(parser, masked):
+        references.extend((offset + d["map"][0], offset + d["map"][1])
+                          for d in env.get("references", {}).values())  # fmt: skip
+        _collect_links(tokens, offset, blocks)
+    out = list(lines)
+    for (first, after), hrefs in blocks.items():
+        block = "\n".join(out[first:after])
+        rewritten = _rewrite_inline(block, hrefs, resolve, parser.normalizeLink)
+        if rewritten != block:
+            out[first:after] = rewritten.split("\n")
+    for first, after in references:
+        block = "\n".join(out[first:after])
+        match = _REFERENCE_DEF_BLOCK_RE.match(block)
+        if match is None:
             continue
-        definition = _REFERENCE_DEF_RE.match(line)
-        if definition:
-            dest = definition["dest"]
-            if dest.startswith("<"):
-                new = f"<{resolve(dest[1:-1])}>"
-            else:
-                new = resolve(dest)
-            out.append(definition["head"] + new + line[definition.end() :])
-            continue
-        # Link syntax inside code spans is literal text, so only rewrite between them.
-        pieces: list[str] = []
-        last = 0
-        for span in _CODE_SPAN_RE.finditer(line):
-            pieces.append(_INLINE_LINK_RE.sub(inline, line[last : span.start()]))
-            pieces.append(span.group(0))
-            last = span.end()
-        pieces.append(_INLINE_LINK_RE.sub(inline, line[last:]))
-        out.append("".join(pieces))
+        dest = match["dest"]
+        new = f"<{resolve(dest[1:-1])}>" if dest.startswith("<") else resolve(dest)
+        out[first:after] = (match["head"] + new + block[match.end() :]).split("\n")
     return out
 
 
-def _resolve(target: str, *, source: str, base: str, current: str) -> str:
+def _parsed_runs(parser: Any, masked: list[str]) -> list[tuple[int, list[Any], dict[str, Any]]]:
+    """markdown-it's parse of each run of non-blank lines that holds link syntax, with the
+    run's first line: a link never crosses a blank line, and parsing only these runs keeps a
+    long page cheap."""
+    runs: list[tuple[int, list[Any], dict[str, Any]]] = []
+    start = 0
+    while start < len(masked):
+        if not masked[start].strip():
+            start += 1
+            continue
+        end = start
+        while end < len(masked) and masked[end].strip():
+            end += 1
+        text = "\n".join(masked[start:end])
+        if "](" in text or "]:" in text:
+            env: dict[str, Any] = {}
+            runs.append((start, parser.parse(text, env), env))
+        start = end
+    return runs
+
+
+def _collect_links(
+    tokens: list[Any], offset: int, blocks: dict[tuple[int, int], list[str] | None]
+) -> None:
+    """Each inline block's link targets by its lines (None: an HTML block, not parsed)."""
+    for token in tokens:
+        if token.map is None:
+            continue
+        span = (offset + token.map[0], offset + token.map[1])
+        if token.type == "html_block":
+            blocks[span] = None  # no parse of its inside: every link-looking target
+        elif token.type == "inline" and token.children:
+            found = [child.attrGet("href") or child.attrGet("src") for child in _links(token)]
+            if found:
+                known = blocks.setdefault(span, [])
+                if known is not None:
+                    known.extend(str(href) for href in found)
+
+
+def _link_parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        from markdown_it import MarkdownIt
+
+        _PARSER = MarkdownIt("commonmark").enable("table")
+    return _PARSER
+
+
+_PARSER: Any = None
+
+
+def _links(token: Any) -> list[Any]:
+    found = []
+    for child in token.children or []:
+        if child.type in ("link_open", "image"):
+            found.append(child)
+        if child.children:
+            found.extend(_links(child))
+    return found
+
+
+def _rewrite_inline(
+    block: str,
+    hrefs: list[str] | None,
+    resolve: Callable[[str], str],
+    normalise: Callable[[str], str],
+) -> str:
+    """Rewrite the inline links of ``block`` whose targets the parser saw as links
+    (``hrefs``; None: every one), leaving code spans alone."""
+    wanted = Counter(hrefs) if hrefs is not None else None
+
+    def inline(match: re.Match[str]) -> str:
+        raw = match["angled"] if match["angled"] is not None else match["dest"]
+        if wanted is not None:
+            key = normalise(html.unescape(_ESCAPED_RE.sub(r"\1", raw)))
+            if wanted[key] <= 0:
+                return match.group(0)
+            wanted[key] -= 1
+        if match["angled"] is not None:
+            return f"{match['head']}<{resolve(raw)}>{match['tail']}"
+        return f"{match['head']}{resolve(raw)}{match['tail']}"
+
+    pieces: list[str] = []
+    last = 0
+    for span in _BLOCK_CODE_SPAN_RE.finditer(block):
+        pieces.append(_INLINE_LINK_RE.sub(inline, block[last : span.start()]))
+        pieces.append(span.group(0))
+        last = span.end()
+    pieces.append(_INLINE_LINK_RE.sub(inline, block[last:]))
+    return "".join(pieces)
+
+
+def _resolve(
+    target: str, *, source: str, base: str, current: str, layout: SiteLayout | None = None
+) -> str:
     if not target:
         return target
     if target.startswith("#"):
@@ -315,7 +446,7 @@ def _resolve(target: str, *, source: str, base: str, current: str) -> str:
     if resolved == ".." or resolved.startswith("../"):
         return target  # outside the docs: nothing the site could have rewritten
     if path.lower().endswith(_MARKDOWN_SUFFIXES):
-        url = base + page_path(resolved)
+        url = base + page_path(resolved, layout)
     elif resolved == ".":
         url = base
     else:

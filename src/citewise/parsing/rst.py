@@ -11,7 +11,6 @@ stays fenced code, ``toctree`` lists its pages, and ``autoclass``/``autofunction
 
 from __future__ import annotations
 
-import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -23,13 +22,17 @@ import yaml
 
 from citewise.models import Section
 from citewise.parsing.common import Heading, Part, assemble_sections
+from citewise.parsing.layout import SPHINX_LAYOUT, SiteLayout
 from citewise.parsing.markdown import site_base
 
-__all__ = ["RstParser", "parse_rst", "rst_page_path"]
+__all__ = ["RstParser", "doctree_sections", "parse_rst", "rst_page_path", "sphinx_namespace"]
 
 _DIRECTIVE_NAME_RE = re.compile(r"^\s*\.\. +([\w:.+-]+)::", re.MULTILINE)
+# MyST's directive fences: ```{name} and :::{name} (colon fences).
+_MYST_DIRECTIVE_RE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\s*\{([\w:.+-]+)\}", re.MULTILINE)
 _AUTO_ID_RE = re.compile(r"^id\d+$")
 _ROLE_NAME_RE = re.compile(r"(?<![\w`]):([\w:.+-]+):`")
+_MYST_ROLE_RE = re.compile(r"\{([\w:.+-]+)\}`")
 _ROLE_TARGET_RE = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]*)>$", re.DOTALL)
 # Sphinx's autodoc directives and the kind of object each documents.
 _AUTODOC = ("automodule", "autoclass", "autoexception", "autofunction", "automethod",
@@ -44,33 +47,62 @@ _SILENT = {"toctree", "index", "highlight", "tabularcolumns", "module", "current
 _LOCK = threading.Lock()
 
 
-def rst_page_path(doc_id: str) -> str:
-    """The page's path as Read the Docs serves it: ``a/b.rst`` → ``a/b/``, ``index`` → ``""``."""
-    path = doc_id.replace("\\", "/").lstrip("/")
-    folder, name = posixpath.split(path)
-    stem = name[: -len(".rst")] if name.lower().endswith(".rst") else name
-    if stem == "index":
-        return f"{folder}/" if folder else ""
-    return f"{folder}/{stem}/" if folder else f"{stem}/"
+def rst_page_path(doc_id: str, layout: SiteLayout | None = None) -> str:
+    """The page's path as the site serves it: ``a/b.rst`` → ``a/b/`` (Read the Docs'
+    ``dirhtml``, without ``layout``) or ``a/b.html`` (``html``); ``index`` → ``""``."""
+    return (layout or SPHINX_LAYOUT).page_path(doc_id, (".rst", ".md", ".txt"))
 
 
 class RstParser:
     """reStructuredText as Sphinx publishes it (see :func:`parse_rst`)."""
 
+    site_layout = True
+
     def parse(
-        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+        self,
+        text: str,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        layout: SiteLayout | None = None,
     ) -> list[Section]:
-        return parse_rst(text, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        return parse_rst(
+            text, doc_id=doc_id, site_url=site_url, version=version, scope=scope, layout=layout
+        )
 
 
 def parse_rst(
-    text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    text: str,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    layout: SiteLayout | None = None,
 ) -> list[Section]:
     """Split ``text`` (the source of ``doc_id``) into sections, one per title.
 
     The page's first title is its bare URL; the others are at their Sphinx ids.
     """
-    document = _doctree(text, doc_id)
+    with sphinx_namespace(text):
+        document = _doctree(text, doc_id)
+    return doctree_sections(
+        document, doc_id=doc_id, site_url=site_url, version=version, scope=scope, layout=layout
+    )
+
+
+def doctree_sections(
+    document: Any,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    layout: SiteLayout | None = None,
+) -> list[Section]:
+    """The sections of a docutils document (from reStructuredText or MyST) at its ids."""
     from docutils import nodes
 
     parts: list[Part] = [Part(None)]
@@ -98,7 +130,7 @@ def parse_rst(
     sections = assemble_sections(
         parts, doc_id=doc_id, site_url=site_url, version=version, scope=scope
     )
-    page = rst_page_path(doc_id)
+    page = rst_page_path(doc_id, layout)
     url = site_base(site_url, version) + page
     return [replace(s, page=page, url=f"{url}#{s.anchor}" if s.anchor else url) for s in sections]
 
@@ -109,25 +141,30 @@ def parse_rst(
 def _doctree(text: str, doc_id: str) -> Any:
     from docutils.core import publish_doctree
 
-    settings = {
-        "report_level": 5,
-        "halt_level": 5,
-        "warning_stream": False,
-        "file_insertion_enabled": False,
-        "raw_enabled": False,
-        "doctitle_xform": False,  # as Sphinx: the first title stays a section
-        "sectsubtitle_xform": False,
-        "input_encoding": "unicode",
-        "syntax_highlight": "none",
-        "auto_id_prefix": "id",  # as Sphinx: a taken id becomes id1, id2…
-    }
-    with _sphinx_namespace(text):
-        return publish_doctree(text, source_path=doc_id, settings_overrides=settings)
+    return publish_doctree(
+        text, source_path=doc_id, settings_overrides=dict(SPHINX_DOCUTILS_SETTINGS)
+    )
+
+
+# docutils settings for a page as Sphinx reads it (MyST adds its own on top).
+SPHINX_DOCUTILS_SETTINGS: dict[str, Any] = {
+    "report_level": 5,
+    "halt_level": 5,
+    "warning_stream": False,
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "doctitle_xform": False,  # as Sphinx: the first title stays a section
+    "sectsubtitle_xform": False,
+    "input_encoding": "unicode",
+    "syntax_highlight": "none",
+    "auto_id_prefix": "id",  # as Sphinx: a taken id becomes id1, id2…
+}
 
 
 @contextmanager
-def _sphinx_namespace(text: str) -> Iterator[None]:
-    """docutils with Sphinx's directives and roles, for this page's names only."""
+def sphinx_namespace(text: str) -> Iterator[None]:
+    """docutils with Sphinx's directives and roles, for this page's names only (written
+    ``.. name::`` in reStructuredText, ```` ```{name} ```` in MyST)."""
     from docutils.parsers.rst import directives, roles
 
     with _LOCK:
@@ -135,7 +172,9 @@ def _sphinx_namespace(text: str) -> Iterator[None]:
         saved_roles = dict(roles._roles)
         try:
             known = set(directives._directive_registry)
-            for name in set(_DIRECTIVE_NAME_RE.findall(text)):
+            names = set(_DIRECTIVE_NAME_RE.findall(text)) | set(_MYST_DIRECTIVE_RE.findall(text))
+            names -= {"eval-rst", "include"}  # MyST's own
+            for name in names:
                 short = name.split(":", 1)[1] if name.startswith(("py:", "rst:")) else name
                 if name in ("code-block", "sourcecode"):
                     directives._directives[name] = _code_directive()
@@ -143,7 +182,7 @@ def _sphinx_namespace(text: str) -> Iterator[None]:
                     directives._directives[name] = _marker_directive(short)
                 elif name not in known:
                     directives._directives[name] = _generic_directive(name)
-            for name in set(_ROLE_NAME_RE.findall(text)):
+            for name in set(_ROLE_NAME_RE.findall(text)) | set(_MYST_ROLE_RE.findall(text)):
                 if name not in roles._role_registry:
                     roles._roles[name] = _generic_role
             yield

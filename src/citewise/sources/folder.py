@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from citewise.errors import SourceError
@@ -87,8 +87,10 @@ def read_folder(
     *,
     binary: Collection[str] | None = None,
     refused: dict[str, str] | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[SourceFile]:
-    """Every file under ``root`` whose suffix is in ``suffixes``, sorted by path.
+    """Every file under ``root`` whose suffix is in ``suffixes`` (and, with ``keep``, whose
+    POSIX path relative to ``root`` it accepts), sorted by path.
 
     Files whose suffix is in ``binary`` (by default, every suffix whose registered parser
     reads bytes: PDF, DOCX) keep their bytes; the others are decoded as UTF-8 text. A link
@@ -121,7 +123,7 @@ def read_folder(
         if relative.name.startswith(".") or not path.is_file():
             continue
         suffix = path.suffix.lower()
-        if suffix not in wanted:
+        if suffix not in wanted or (keep is not None and not keep(relative.as_posix())):
             continue
         if not path.resolve().is_relative_to(inside):
             if refused is not None:

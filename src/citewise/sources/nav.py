@@ -29,6 +29,7 @@ import yaml
 
 from citewise.errors import ConfigurationError, SourceError
 from citewise.parsing.mkdocstrings import ApiReference
+from citewise.sources.sphinx_conf import find_sphinx_conf
 
 __all__ = [
     "ALL_SCOPE",
@@ -83,6 +84,16 @@ class SiteConfig:
     nav: Nav | None
     # mkdocstrings' Python handler table (``paths``, ``options``), None without the plugin.
     api_handler: dict[str, Any] | None = None
+    # ``a.md`` at ``a/`` (the default) or at ``a.html``.
+    use_directory_urls: bool = True
+    # gitignore-style lines of files that are no pages.
+    exclude_docs: str = ""
+    # The theme's template folder (``theme.custom_dir``), which holds no pages.
+    theme_dir: Path | None = None
+    # pymdownx.snippets' ``base_path`` folders (relative to the config file), empty without it.
+    snippet_bases: tuple[str, ...] = ()
+    # The names of the Markdown extensions it enables (``pymdownx.emoji``…).
+    markdown_extensions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,7 +186,59 @@ def read_site_config(path: Path) -> SiteConfig:
         site_url=site_url if isinstance(site_url, str) else "",
         nav=_read_nav(raw_nav) if raw_nav is not None else None,
         api_handler=_python_handler(data.get("plugins")),
+        use_directory_urls=data.get("use_directory_urls") is not False,
+        exclude_docs=exclude if isinstance(exclude := data.get("exclude_docs"), str) else "",
+        theme_dir=_theme_dir(data.get("theme"), path.parent),
+        snippet_bases=_snippet_bases(data.get("markdown_extensions")),
+        markdown_extensions=_extension_names(data.get("markdown_extensions")),
     )
+
+
+def _extension_names(extensions: Any) -> tuple[str, ...]:
+    """Extension names from an mkdocs.yml list (names and one-key tables) or nested TOML
+    tables (``[project.markdown_extensions.pymdownx.emoji]``)."""
+    names: list[str] = []
+    if isinstance(extensions, list):
+        for entry in extensions:
+            if isinstance(entry, str):
+                names.append(entry)
+            elif isinstance(entry, dict):
+                names.extend(str(key) for key in entry)
+    elif isinstance(extensions, dict):
+        for key, value in extensions.items():
+            if key == "pymdownx" and isinstance(value, dict):
+                names.extend(f"pymdownx.{name}" for name in value)
+            else:
+                names.append(str(key))
+    return tuple(names)
+
+
+def _theme_dir(theme: Any, config_folder: Path) -> Path | None:
+    custom = theme.get("custom_dir") if isinstance(theme, dict) else None
+    return config_folder / custom if isinstance(custom, str) and custom.strip() else None
+
+
+def _snippet_bases(extensions: Any) -> tuple[str, ...]:
+    """pymdownx.snippets' ``base_path`` (default ``.``, the config's folder) when the site
+    uses the extension (an mkdocs.yml list of names and tables, or nested TOML tables)."""
+    options: Any = None
+    if isinstance(extensions, list):
+        for entry in extensions:
+            if entry == "pymdownx.snippets":
+                options = {}
+            elif isinstance(entry, dict) and "pymdownx.snippets" in entry:
+                options = entry["pymdownx.snippets"] or {}
+    elif isinstance(extensions, dict):
+        pymdownx = extensions.get("pymdownx")
+        if "pymdownx.snippets" in extensions:
+            options = extensions["pymdownx.snippets"] or {}
+        elif isinstance(pymdownx, dict) and "snippets" in pymdownx:
+            options = pymdownx["snippets"] or {}
+    if options is None:
+        return ()
+    base = options.get("base_path", ".") if isinstance(options, dict) else "."
+    bases = [base] if isinstance(base, str) else base if isinstance(base, list) else ["."]
+    return tuple(b for b in bases if isinstance(b, str)) or (".",)
 
 
 def _python_handler(plugins: Any) -> dict[str, Any] | None:
@@ -211,7 +274,7 @@ def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiRefer
         if site.api_handler is None:
             return None
         api = ApiReference.from_handler(site.api_handler, path.parent)
-    elif (docs_dir / "conf.py").is_file():
+    elif find_sphinx_conf(docs_dir) is not None:
         api = ApiReference.from_handler({}, docs_dir.parent)
     else:
         return None
@@ -245,12 +308,14 @@ def folder_nav_scopes(
 
 def sphinx_nav(docs_dir: Path) -> Nav | None:
     """A Sphinx folder's navigation: the root document's ``toctree``s, each under the title
-    of the section that holds it (None without ``conf.py`` or toctrees).
+    of the section that holds it (None without ``conf.py`` or toctrees). With the sources in
+    ``docs/source``, the root document is there and page paths are relative to it.
 
     Entries are ``page`` or ``Title <page>``; a section's several toctrees join.
     """
-    root = docs_dir / "index.rst"
-    if not (docs_dir / "conf.py").is_file() or not root.is_file():
+    conf = find_sphinx_conf(docs_dir)
+    root = conf.parent / "index.rst" if conf is not None else docs_dir / "index.rst"
+    if conf is None or not root.is_file():
         return None
     lines = root.read_text(encoding="utf-8", errors="replace").splitlines()
     sections: dict[str, list[str]] = {}

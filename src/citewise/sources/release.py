@@ -82,6 +82,8 @@ class ReleaseSpec:
     # False for a site without versions.json (Read the Docs): ``version`` is used as given
     # and ``site_url`` already names it, so page URLs are ``{site_url}{page}``.
     versioned_site: bool = True
+    # The page URL form (``dirhtml``, ``html``) when the docs' config cannot tell; None: read it.
+    page_form: str | None = None
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ReleaseSpec:
