@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "ApiOptions",
+    "comment_doc",
     "docstring_parser",
     "docstring_text",
     "filtered",
@@ -40,19 +41,24 @@ class ApiOptions:
     filters: tuple[str, ...] | str = _DEFAULT_FILTERS
     inherited_members: bool = False
     members_order: str = "alphabetical"
-    # Sphinx autodoc's conventions: modules at ``module-{path}``, ``#:`` comments document
-    # attributes.
-    sphinx: bool = False
+    # A Sphinx autodoc directive (``autoclass``…) and its own options, as written: autodoc's
+    # rules choose the members (see citewise.parsing.autodoc).
+    autodoc: str = ""
+    autodoc_options: tuple[tuple[str, str], ...] = ()
+    # griffe extensions by name (``griffe_inherited_docstrings``, ``unpack_typeddict``…).
+    extensions: tuple[str, ...] = ()
+    parameter_headings: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> ApiOptions:
         """Options from a handler's ``options`` table; unknown keys are ignored."""
         values: dict[str, Any] = {}
-        for key in ("docstring_style", "members_order"):
+        for key in ("docstring_style", "members_order", "autodoc"):
             if isinstance(options.get(key), str):
                 values[key] = options[key]
         for key in ("show_root_heading", "show_submodules", "merge_init_into_class",
-                    "show_if_no_docstring", "inherited_members", "sphinx"):  # fmt: skip
+                    "show_if_no_docstring", "inherited_members",
+                    "parameter_headings"):  # fmt: skip
             if isinstance(options.get(key), bool):
                 values[key] = options[key]
         if isinstance(options.get("heading_level"), int):
@@ -67,6 +73,16 @@ class ApiOptions:
             values["filters"] = "public"
         elif isinstance(filters, list):
             values["filters"] = tuple(str(f) for f in filters)
+        extensions = options.get("extensions")
+        if isinstance(extensions, list):
+            names = [e if isinstance(e, str) else next(iter(e), "") for e in extensions
+                     if isinstance(e, str) or isinstance(e, Mapping) and e]  # fmt: skip
+            values["extensions"] = tuple(str(n) for n in names)
+        given = options.get("autodoc_options")
+        if isinstance(given, Mapping):
+            values["autodoc_options"] = tuple(
+                (str(k), "" if v is None else str(v)) for k, v in given.items()
+            )
         return cls(**values)
 
     def merged(self, options: Mapping[str, Any]) -> ApiOptions:
@@ -172,7 +188,7 @@ def filtered(
     elif opts.filters:
         objects = [o for o in objects if _keep(o.name, opts.filters)]
     if not opts.show_if_no_docstring:
-        objects = [o for o in objects if _has_docstrings(o) or opts.sphinx and _sphinx_doc(o)]
+        objects = [o for o in objects if _has_docstrings(o)]
     return objects
 
 
@@ -245,32 +261,12 @@ def docstring_text(obj: Any, opts: ApiOptions) -> str:
                 return "\n\n".join(t for t in (docstring_text, init.value) if t)
     except Exception:
         return ""
-    if docstring is None and opts.sphinx:
-        return _sphinx_doc(obj)
     return docstring.value if docstring is not None else ""
 
 
-def _sphinx_doc(obj: Any) -> str:
-    """What Sphinx shows for an object without a docstring: its ``#:`` comment, else the
-    docstring of the member it overrides (autodoc inherits docstrings)."""
-    comment = _comment_doc(obj)
-    if comment:
-        return comment
-    try:
-        parent = obj.parent
-        if parent is None or not parent.is_class:
-            return ""
-        for base in parent.mro():
-            member = base.members.get(obj.name)
-            if member is not None and member.docstring is not None:
-                return str(member.docstring.value)
-    except Exception:
-        return ""
-    return ""
-
-
-def _comment_doc(obj: Any) -> str:
-    """An attribute's ``#:`` comment lines (Sphinx's attribute docstrings), or ``""``."""
+def comment_doc(obj: Any) -> str:
+    """An attribute's ``#:`` comment (Sphinx's attribute docstrings): the lines just above it,
+    else one after its value on the same line; ``""`` without one."""
     try:
         if kind_of(obj) != "attribute" or obj.lineno is None:
             return ""
@@ -282,4 +278,8 @@ def _comment_doc(obj: Any) -> str:
     while index >= 0 and lines[index].strip().startswith("#:"):
         found.insert(0, lines[index].strip()[2:].strip())
         index -= 1
+    if not found and obj.lineno - 1 < len(lines):
+        code, mark, after = lines[obj.lineno - 1].partition("#:")
+        if mark and code.strip():
+            found.append(after.strip())
     return "\n".join(found)

@@ -24,6 +24,7 @@ import yaml
 
 from citewise.errors import SourceError
 from citewise.models import Section
+from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
 from citewise.parsing.griffe_objects import (
     ApiOptions,
     docstring_parser,
@@ -87,6 +88,8 @@ class ApiReference:
     paths: tuple[Path, ...]
     root: Path
     options: ApiOptions = field(default_factory=ApiOptions)
+    # A Sphinx site's conf.py settings for its autodoc directives.
+    autodoc_settings: AutodocSettings = field(default_factory=AutodocSettings)
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -106,7 +109,7 @@ class ApiReference:
 
     def fingerprint(self) -> str:
         """Changes when any Python source under the paths, or the options, change."""
-        digest = hashlib.sha256(repr(self.options).encode())
+        digest = hashlib.sha256(repr((self.options, self.autodoc_settings)).encode())
         for base in self.paths:
             for path in sorted(base.rglob("*.py")) if base.is_dir() else []:
                 relative = path.relative_to(base)
@@ -126,8 +129,19 @@ class ApiReference:
             SourceError: the identifier names no object found under the source paths.
         """
         opts = options or self.options
-        obj = self._find(identifier, external=opts.sphinx)
+        obj = self._find(identifier, external=bool(opts.autodoc))
         level = opts.heading_level if base_level is None else base_level
+        if opts.autodoc:
+            autodoc = AutodocOptions.resolve(
+                opts.autodoc, dict(opts.autodoc_options), self.autodoc_settings
+            )
+            # Sphinx signs a class with its __init__'s parameters.
+            opts = replace(opts, merge_init_into_class=True)
+
+            def emit(member: Any, path: str, depth: int, docstring: str) -> ApiObject:
+                return self._object(member, depth, opts, path=path, docstring=docstring)
+
+            return list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
         rendered: list[ApiObject] = []
         if opts.show_root_heading:
             rendered.append(self._object(obj, level, opts))
@@ -170,6 +184,13 @@ class ApiReference:
 
     # --- griffe ---------------------------------------------------------------------------
 
+    def _extensions(self) -> Any:
+        """The griffe extensions the site configures that griffe ships (by name only: an
+        extension from a path or another package would run the site's code)."""
+        griffe = griffe_module()
+        names = [n for n in self.options.extensions if n in griffe.builtin_extensions]
+        return griffe.load_extensions(*names)
+
     def _find(self, identifier: str, *, external: bool) -> Any:
         griffe = griffe_module()
         identifier = identifier.replace(":", ".")
@@ -178,14 +199,21 @@ class ApiReference:
             # Sphinx documents members inherited from the standard library (CookieJar's),
             # so its bases are read from the stdlib's source too.
             stdlib = [sysconfig.get_paths()["stdlib"]] if external else []
+            roots = [str(p) for p in self.paths if p.is_dir()]
+            where = ", ".join(str(p) for p in self.paths)
+            if not roots:
+                raise SourceError(f"API reference: no source folder at {where}")
+            # Only the release's own source: no sys.path, no import (inspection) of a module
+            # that happens to be importable here, no path relative to the working folder.
             loader = griffe.GriffeLoader(
-                search_paths=[str(p) for p in self.paths] + stdlib,
+                search_paths=roots + stdlib,
                 docstring_parser=docstring_parser(self.options.docstring_style),
+                allow_inspection=False,
+                extensions=self._extensions(),
             )
             try:
-                loader.load(package)
+                loader.load(package, try_relative_path=False)
             except (ImportError, griffe.GriffeError) as error:
-                where = ", ".join(str(p) for p in self.paths)
                 raise SourceError(f"API reference: package {package!r} not found in {where}: "
                                   f"{error}") from None  # fmt: skip
             if external:
@@ -229,7 +257,15 @@ class ApiReference:
                 if kind in ("class", "module"):
                     yield from self._children(member, level + 1, opts, root=False)
 
-    def _object(self, obj: Any, level: int, opts: ApiOptions) -> ApiObject:
+    def _object(
+        self,
+        obj: Any,
+        level: int,
+        opts: ApiOptions,
+        *,
+        path: str = "",
+        docstring: str | None = None,
+    ) -> ApiObject:
         kind = kind_of(obj)
         labels = tuple(label for label in _SHOWN_LABELS if label in labels_of(obj))
         params = signature(obj, opts) if kind in ("function", "class") else None
@@ -243,14 +279,14 @@ class ApiReference:
             bases = [str(base) for base in getattr(obj, "bases", [])]
             if bases:
                 parts.append("Bases: " + ", ".join(f"`{b}`" for b in bases))
-        docstring = docstring_text(obj, opts)
+        if docstring is None:
+            docstring = docstring_text(obj, opts)
         if docstring:
             parts.append(docstring)
         source = self._source_path(obj)
         if source and kind != "module":
             parts.append(f"Source code in `{source}`")
-        path = f"module-{obj.path}" if opts.sphinx and kind == "module" else obj.path
-        return ApiObject(path, obj.name, kind, level, title, "\n\n".join(parts), labels)
+        return ApiObject(path or obj.path, obj.name, kind, level, title, "\n\n".join(parts), labels)
 
     def _source_path(self, obj: Any) -> str:
         try:

@@ -4,13 +4,15 @@ by :class:`citewise.parsing.mkdocstrings.ApiReference`."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
 
-__all__ = ["AUTODOC", "AnyOptions", "api_marker", "marker_directive"]
+__all__ = ["AUTODOC", "AnyOptions", "api_marker", "autodoc_marker", "marker_directive"]
+
+# autodoc directives whose target is a member of a class (``Class.name``).
+_CLASS_LEVEL = ("automethod", "autoattribute", "autoproperty")
 
 # Sphinx's autodoc directives and the kind of object each documents.
 AUTODOC = ("automodule", "autoclass", "autoexception", "autofunction", "automethod",
@@ -60,41 +62,40 @@ def _option_value(value: str | None) -> str:
 
 
 def api_marker(node: Any, state: dict[str, str], level: int) -> list[str]:
-    """An autodoc directive as a ``:::`` line with the options that mirror autodoc's."""
-    kind = node["citewise_api"]
-    target = node["target"].split("(", 1)[0].strip()
+    """An autodoc directive node (see :func:`marker_directive`) as its ``:::`` marker."""
+    return autodoc_marker(node["citewise_api"], node["target"], node["options"], state, level)
+
+
+def autodoc_marker(
+    directive: str, argument: str, options: Mapping[str, str | None], state: dict[str, str],
+    level: int,
+) -> list[str]:  # fmt: skip
+    """An autodoc directive (``autoclass``, or ``module``/``currentmodule`` which set
+    ``state["module"]``) as a ``::: dotted.path`` marker line and its options block, ``[]`` when
+    it renders nothing here.
+
+    The path is the one autodoc documents the object under: a dotted target names its module
+    (``pkg.sub.func``), an undotted one is in the current module; a method or attribute target
+    ``Class.name`` is in the current module. The options block is one YAML flow line indented by
+    four spaces: ``{options: {autodoc: autoclass, autodoc_options: {members: '', …},
+    heading_level: N}}``, the directive's own options as written (values as text, flags as
+    ``''``); ``conf.py``'s defaults apply when the marker is expanded.
+    """
+    kind = directive.removeprefix("py:")
+    target = argument.split("(", 1)[0].strip().splitlines()[0].strip() if argument.strip() else ""
     if kind in ("module", "currentmodule"):
-        state["module"] = target
+        state["module"] = "" if target == "None" else target
         return []
-    given = node["options"]
-    module = given.get("module") or state["module"]
-    if kind == "automodule" or "." in target and _is_qualified(target, module):
-        path = target
+    if not target:
+        return []
+    module = (options.get("module") or "").strip() or state.get("module", "")
+    head, _, _name = target.rpartition(".")
+    if kind in _CLASS_LEVEL:
+        explicit = head.rpartition(".")[0] if head else ""
     else:
-        path = f"{module}.{target}" if module else target
-    members: Any = False
-    if "members" in given or "inherited-members" in given:
-        names = [m.strip() for m in given.get("members", "").split(",") if m.strip()]
-        members = names or None
-    options: dict[str, Any] = {
-        "show_root_heading": True,
-        "heading_level": level + 1,
-        "members": members,
-        "inherited_members": "inherited-members" in given,
-        "merge_init_into_class": True,
-        "show_submodules": False,
-        "show_if_no_docstring": "undoc-members" in given,
-        "filters": ["!^_"] + [f"!^{re.escape(m.strip())}$"
-                              for m in given.get("exclude-members", "").split(",") if m.strip()],
-        "docstring_style": "sphinx",
-        "sphinx": True,
-    }  # fmt: skip
-    block = yaml.safe_dump({"options": options}, default_flow_style=True, width=10_000).strip()
+        explicit = head
+    path = target if explicit or not module or kind == "automodule" else f"{module}.{target}"
+    own = {str(k): (v or "").strip() for k, v in options.items() if k != "module"}
+    marker = {"autodoc": kind, "autodoc_options": own, "heading_level": level + 1}
+    block = yaml.safe_dump({"options": marker}, default_flow_style=True, width=10_000).strip()
     return [f"::: {path}\n    {block}"]
-
-
-def _is_qualified(target: str, module: str) -> bool:
-    """Whether a dotted autodoc target names its module (``requests.adapters.X``) rather than
-    a member of the current one (``Session.mount``)."""
-    head = target.split(".", 1)[0]
-    return not module or head == module.split(".", 1)[0] or head[:1].islower()

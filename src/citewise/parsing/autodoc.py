@@ -1,0 +1,399 @@
+"""Sphinx autodoc's choice of members over griffe objects: which objects an ``automodule`` or
+``autoclass`` directive documents, and under which dotted paths (the site's ids).
+
+The rules are autodoc's ``filter_members``: ``:members:`` (all or named), ``:undoc-members:``,
+``:private-members:`` and ``:special-members:`` (all or named), ``:inherited-members:`` (all but
+``object``'s, or up to the named bases), ``:exclude-members:``, ``:imported-members:``,
+``:ignore-module-all:`` and a module's ``__all__``; members documented by a class or module
+are documented with the same options, as autodoc passes them down. ``conf.py``'s
+``autodoc_default_options``, ``autoclass_content``, ``autodoc_member_order`` and
+``autodoc_inherit_docstrings`` apply as Sphinx applies them. A docstring counts when the
+object has one, when an attribute has a ``#:`` comment, or (docstrings inherited, Sphinx's
+default) when a base class's member of that name has one.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from citewise.parsing.griffe_objects import comment_doc, kind_of, labels_of
+
+__all__ = ["AutodocOptions", "AutodocSettings", "autodoc_objects", "member_doc"]
+
+# Options that name members: a flag (every member) or a comma-separated list of names.
+_LIST_OPTIONS = ("members", "private-members", "special-members", "inherited-members")
+_FLAG_OPTIONS = ("undoc-members", "imported-members", "ignore-module-all", "no-index", "noindex")
+# Options each directive takes (others in autodoc_default_options do not apply to it).
+_MEMBER_DIRECTIVES = ("automodule", "autoclass", "autoexception")
+# Which members a module documents: never its submodules.
+_MODULE_MEMBER_KINDS = ("attribute", "type alias", "class", "function")
+# autodoc's groupwise order (its documenters' member_order).
+_GROUP_RANK = {"class": 20, "function": 30, "attribute": 60, "type alias": 60}
+_OBJECT_ATTRIBUTES = frozenset(dir(object))
+
+Selection = bool | tuple[str, ...]
+Emit = Callable[[Any, str, int, str], Any]
+
+
+@dataclass(frozen=True)
+class AutodocSettings:
+    """The ``conf.py`` settings that change what autodoc directives document."""
+
+    default_options: tuple[tuple[str, str | None], ...] = ()
+    class_content: str = "class"
+    member_order: str = "alphabetical"
+    inherit_docstrings: bool = True
+
+    @classmethod
+    def from_conf(cls, settings: Mapping[str, Any]) -> AutodocSettings:
+        """From a ``conf.py``'s literal settings (see :mod:`citewise.sources.sphinx_conf`)."""
+        defaults: list[tuple[str, str | None]] = []
+        raw = settings.get("autodoc_default_options")
+        if isinstance(raw, Mapping):
+            for name, value in raw.items():
+                if value is False:
+                    continue
+                defaults.append((str(name), None if value is True or value is None else str(value)))
+        # Sphinx before 1.8: `autodoc_default_flags = ["members", …]`.
+        flags = settings.get("autodoc_default_flags")
+        if isinstance(flags, list | tuple) and not defaults:
+            defaults = [(str(flag), None) for flag in flags]
+        content = settings.get("autoclass_content")
+        order = settings.get("autodoc_member_order")
+        inherit = settings.get("autodoc_inherit_docstrings")
+        return cls(
+            default_options=tuple(defaults),
+            class_content=content if content in ("class", "both", "init") else "class",
+            member_order=order if order in ("alphabetical", "bysource", "groupwise") else
+            "alphabetical",
+            inherit_docstrings=inherit if isinstance(inherit, bool) else True,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AutodocOptions:
+    """A directive's options after ``autodoc_default_options`` (True: every member)."""
+
+    members: Selection = False
+    undoc: bool = False
+    private: Selection = False
+    special: Selection = False
+    inherited: Selection = False
+    exclude: frozenset[str] = frozenset()
+    imported: bool = False
+    ignore_all: bool = False
+    no_index: bool = False
+    member_order: str = "alphabetical"
+    class_content: str = "class"
+    inherit_docstrings: bool = True
+
+    @classmethod
+    def resolve(
+        cls, directive: str, given: Mapping[str, str], settings: AutodocSettings
+    ) -> AutodocOptions:
+        """A directive's own options over the defaults, as Sphinx merges them: a default
+        applies unless the directive gives the option (or its ``no-`` form); a list given
+        as ``+names`` extends the default list."""
+        merged: dict[str, str | None] = {k: (v or None) for k, v in given.items()}
+        takes_members = directive in _MEMBER_DIRECTIVES
+        for name, default in settings.default_options:
+            if f"no-{name}" in given or (name in _LIST_OPTIONS + ("undoc-members",)
+                                         and not takes_members):  # fmt: skip
+                continue
+            if name not in merged:
+                merged[name] = default
+            elif name in _LIST_OPTIONS and (merged[name] or "").startswith("+"):
+                merged[name] = ",".join(x for x in (default, (merged[name] or "")[1:]) if x)
+        for name in list(merged):
+            if name.startswith("no-") and name not in _FLAG_OPTIONS:
+                merged.pop(name[3:], None)
+
+        def selection(name: str) -> Selection:
+            if name not in merged:
+                return False
+            names = tuple(n.strip() for n in (merged[name] or "").split(",") if n.strip())
+            return names or True
+
+        order = merged.get("member-order") or settings.member_order
+        content = merged.get("class-doc-from") or settings.class_content
+        return cls(
+            members=selection("members"),
+            undoc="undoc-members" in merged,
+            private=selection("private-members"),
+            special=selection("special-members"),
+            inherited=selection("inherited-members"),
+            exclude=frozenset(n.strip() for n in (merged.get("exclude-members") or "").split(",")
+                              if n.strip()),  # fmt: skip
+            imported="imported-members" in merged,
+            ignore_all="ignore-module-all" in merged,
+            no_index="no-index" in merged or "noindex" in merged,
+            member_order=order if order in ("alphabetical", "bysource", "groupwise") else
+            "alphabetical",
+            class_content=content if content in ("class", "both", "init") else "class",
+            inherit_docstrings=settings.inherit_docstrings,
+        )  # fmt: skip
+
+
+def autodoc_objects(
+    obj: Any, path: str, directive: str, opts: AutodocOptions, level: int, emit: Emit
+) -> Iterator[Any]:
+    """What one autodoc directive documents: the object, then its chosen members (depth
+    first), each as ``emit(obj, documented_path, level, docstring)``.
+
+    A ``:no-index:`` directive documents the same objects, but the site gives them no ids:
+    nothing is emitted.
+    """
+    if opts.no_index:
+        return
+    kind = kind_of(obj)
+    root = f"module-{path}" if directive == "automodule" else path
+    yield emit(
+        obj, root, level, _class_doc(obj, opts) if kind == "class" else member_doc(obj, opts)
+    )
+    if kind in ("module", "class"):
+        yield from _members(obj, path, opts, level + 1, emit, want_all=opts.members is True)
+
+
+def _members(
+    obj: Any, path: str, opts: AutodocOptions, level: int, emit: Emit, *, want_all: bool
+) -> Iterator[Any]:
+    if opts.members is False and opts.inherited is False:
+        return
+    want_all = want_all or opts.inherited is not False
+    is_module = kind_of(obj) == "module"
+    candidates = _candidates(obj, opts, want_all=want_all, is_module=is_module)
+    for member in _ordered(candidates, opts, obj if is_module else None):
+        docstring = _kept_doc(member, obj, opts, want_all=want_all)
+        if docstring is None:
+            continue
+        member_path = f"{path}.{member.name}"
+        member_kind = kind_of(member)
+        text = _class_doc(member, opts) if member_kind == "class" else docstring
+        yield emit(member, member_path, level, text)
+        if member_kind == "class":
+            # autodoc documents a member class with every member (all_members=True).
+            yield from _members(member, member_path, opts, level + 1, emit, want_all=True)
+
+
+def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bool) -> list[Any]:
+    members = dict(obj.members)
+    if not is_module and opts.inherited is not False:
+        try:
+            inherited = obj.inherited_members
+        except Exception:  # noqa: BLE001  (bases outside the source: nothing inherited)
+            inherited = {}
+        for name, member in inherited.items():
+            if not _stops_inheritance(obj, name, opts.inherited):
+                members.setdefault(name, member)
+    found = [m for m in members.values() if kind_of(m) in _MODULE_MEMBER_KINDS]
+    if not want_all:
+        wanted = opts.members if isinstance(opts.members, tuple) else ()
+        return [members[n] for n in wanted if n in members and kind_of(members[n]) != "alias"]
+    if is_module:
+        exports = _exports(obj)
+        if exports is not None and not opts.ignore_all:
+            return [m for m in found if m.name in exports]
+        # Without __all__, a module documents what it defines: imports only when asked.
+        return [m for m in found if opts.imported or not _is_import(m)]
+    return found
+
+
+def _exports(module: Any) -> set[str] | None:
+    try:
+        exports = module.exports
+    except Exception:  # noqa: BLE001
+        return None
+    return None if exports is None else {str(getattr(e, "name", e)) for e in exports}
+
+
+def _is_import(member: Any) -> bool:
+    try:
+        return bool(member.is_alias)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _stops_inheritance(cls: Any, name: str, bases: Selection) -> bool:
+    """autodoc's ``is_filtered_inherited_member``: an inherited member is left out when a
+    base named in ``:inherited-members:`` comes first in the MRO (``object`` by default)."""
+    stops = {"object"} if bases is True else set(bases) if isinstance(bases, tuple) else set()
+    try:
+        mro = cls.mro()
+    except Exception:  # noqa: BLE001
+        return False
+    for base in mro:
+        if base.name in stops:
+            return True
+        if name in base.members:
+            return False
+    return False
+
+
+def _kept_doc(member: Any, owner: Any, opts: AutodocOptions, *, want_all: bool) -> str | None:
+    """The member's docstring when autodoc documents it ("" when undocumented but kept),
+    None when it leaves it out."""
+    name = member.name
+    doc = member_doc(member, opts)
+    attr_doc = kind_of(member) == "attribute" and bool(_own_doc(member) or comment_doc(member))
+    has_doc = bool(doc) or _inherits_doc(member, owner, opts)
+    private = name.startswith("_")
+    metadata = _metadata(doc)
+    if "private" in metadata:
+        private = True
+    elif "public" in metadata:
+        private = False
+    special = name.startswith("__") and name.endswith("__") and len(name) > 4
+    if name in opts.exclude:
+        return None
+    if want_all and special:
+        if not _selected(opts.special, name) or name == "__doc__":
+            return None
+        return doc if has_doc or opts.undoc else None
+    if attr_doc:
+        if want_all and private:
+            return doc if _selected(opts.private, name) else None
+        return doc
+    if want_all and private:
+        return doc if (has_doc or opts.undoc) and _selected(opts.private, name) else None
+    return doc if has_doc or opts.undoc else None
+
+
+def _selected(selection: Selection, name: str) -> bool:
+    return selection is True or isinstance(selection, tuple) and name in selection
+
+
+def _metadata(doc: str) -> set[str]:
+    """The docstring's ``:meta private:`` / ``:meta public:`` fields."""
+    return {line.split(":meta", 1)[1].strip(" :") for line in doc.splitlines()
+            if line.strip().startswith(":meta ")}  # fmt: skip
+
+
+def _own_doc(obj: Any) -> str:
+    try:
+        docstring = obj.docstring
+    except Exception:  # noqa: BLE001
+        return ""
+    return str(docstring.value) if docstring is not None and docstring.value else ""
+
+
+def member_doc(obj: Any, opts: AutodocOptions) -> str:
+    """The text autodoc shows for an object: its docstring, an attribute's ``#:`` comment,
+    else (inherited docstrings) the docstring of the base-class member it overrides."""
+    own = _own_doc(obj) or comment_doc(obj)
+    if own or not opts.inherit_docstrings:
+        return own
+    try:
+        parent = obj.parent
+        if parent is None or not parent.is_class:
+            return ""
+        for base in parent.mro():
+            found = base.members.get(obj.name)
+            if found is not None and _own_doc(found):
+                return _own_doc(found)
+    except Exception:  # noqa: BLE001  (a base outside the source)
+        return ""
+    return ""
+
+
+def _inherits_doc(member: Any, owner: Any, opts: AutodocOptions) -> bool:
+    """Whether autodoc finds a docstring the source does not show: a method of ``object``
+    (``__eq__`` has "Return self==value."), a member of a builtin base, or a class whose
+    bases have docstrings (``inspect.getdoc`` looks there)."""
+    if not opts.inherit_docstrings:
+        return False
+    kind = kind_of(member)
+    if kind == "class":
+        return any(_base_has_doc(base) for base in _bases(member))
+    if kind == "function" and kind_of(owner) == "class":
+        if member.name in _OBJECT_ATTRIBUTES:
+            return True
+        for base in _bases(owner):
+            if isinstance(base, str):
+                runtime = getattr(builtins, base.rsplit(".", 1)[-1], None)
+                if runtime is not None and getattr(getattr(runtime, member.name, None),
+                                                   "__doc__", None):  # fmt: skip
+                    return True
+    return False
+
+
+def _bases(cls: Any) -> list[Any]:
+    """A class's bases: griffe classes where the source has them, else their dotted names."""
+    found: list[Any] = []
+    try:
+        resolved = {b.path for b in cls.resolved_bases}
+        found.extend(cls.resolved_bases)
+        for base in cls.bases:
+            name = str(getattr(base, "canonical_path", base))
+            if name not in resolved and name.rsplit(".", 1)[-1] != "object":
+                found.append(name)
+    except Exception:  # noqa: BLE001
+        return found
+    return [b for b in found if isinstance(b, str) or b.name != "object"]
+
+
+def _base_has_doc(base: Any) -> bool:
+    if isinstance(base, str):
+        # A base outside the source (a builtin, another package): documented, as nearly all
+        # are (a builtin's docstring is checked).
+        runtime = getattr(builtins, base, None)
+        return bool(runtime.__doc__) if isinstance(runtime, type) else True
+    return bool(_own_doc(base)) or any(_base_has_doc(b) for b in _bases(base))
+
+
+def _class_doc(cls: Any, opts: AutodocOptions) -> str:
+    """A class's text as ``autoclass_content`` says: its docstring, ``__init__``'s, or both."""
+    own = _own_doc(cls)
+    if not own and opts.inherit_docstrings:
+        own = next((_own_doc(b) for b in _bases(cls) if not isinstance(b, str) and _own_doc(b)),
+                   "")  # fmt: skip
+    try:
+        init = cls.members.get("__init__")
+    except Exception:  # noqa: BLE001
+        init = None
+    init_doc = _own_doc(init) if init is not None else ""
+    if opts.class_content == "init":
+        return init_doc or own
+    if opts.class_content == "both":
+        return "\n\n".join(t for t in (own, init_doc) if t)
+    return own
+
+
+def _ordered(members: list[Any], opts: AutodocOptions, module: Any | None) -> list[Any]:
+    if opts.member_order == "bysource":
+        exports = _export_order(module) if module is not None else None
+        if exports:
+            return sorted(members, key=lambda m: (exports.get(m.name, len(exports)), m.name))
+        return sorted(members, key=lambda m: (_lineno(m), m.name))
+    if opts.member_order == "groupwise":
+        return sorted(members, key=lambda m: (_group(m), m.name))
+    return sorted(members, key=lambda m: m.name)
+
+
+def _export_order(module: Any) -> dict[str, int] | None:
+    try:
+        exports = module.exports
+    except Exception:  # noqa: BLE001
+        return None
+    if not exports:
+        return None
+    return {str(getattr(e, "name", e)): i for i, e in enumerate(exports)}
+
+
+def _group(member: Any) -> int:
+    kind = kind_of(member)
+    labels = labels_of(member)
+    if kind == "function" and "property" in labels:
+        return 60
+    if kind == "function" and ("classmethod" in labels or "staticmethod" in labels):
+        return 49
+    return _GROUP_RANK.get(kind, 70)
+
+
+def _lineno(obj: Any) -> int:
+    try:
+        return int(obj.lineno or 0)
+    except Exception:  # noqa: BLE001
+        return 0
