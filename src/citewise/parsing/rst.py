@@ -22,7 +22,15 @@ from typing import Any
 from citewise.models import Section
 from citewise.parsing.common import Heading, Part, assemble_sections
 from citewise.parsing.markdown import site_base
-from citewise.parsing.sphinx_api import AUTODOC, AnyOptions, api_marker, marker_directive
+from citewise.parsing.sphinx_api import (
+    AUTODOC,
+    PY_OBJECTS,
+    AnyOptions,
+    add_node,
+    api_marker,
+    marker_directive,
+    py_object_directive,
+)
 
 __all__ = ["RstParser", "parse_rst", "rst_page_path"]
 
@@ -84,13 +92,13 @@ def parse_rst(
             if isinstance(child, nodes.section):
                 walk_section(child, level + 1)
             else:
-                parts[-1].blocks.extend(_blocks(child, state, level))
+                add_node(parts, child, state, level, _blocks)
 
     for child in document.children:
         if isinstance(child, nodes.section):
             walk_section(child, 1)
         else:
-            parts[-1].blocks.extend(_blocks(child, state, 0))
+            add_node(parts, child, state, 0, _blocks)
     sections = assemble_sections(
         parts, doc_id=doc_id, site_url=site_url, version=version, scope=scope
     )
@@ -137,6 +145,8 @@ def _sphinx_namespace(text: str) -> Iterator[None]:
                     directives._directives[name] = _code_directive()
                 elif short in AUTODOC or short in ("module", "currentmodule"):
                     directives._directives[name] = marker_directive(short)
+                elif short in PY_OBJECTS and (name == short or name.startswith("py:")):
+                    directives._directives[name] = py_object_directive(short)
                 elif name not in known:
                     directives._directives[name] = _generic_directive(name)
             for name in set(_ROLE_NAME_RE.findall(text)):

@@ -4,12 +4,29 @@ by :class:`citewise.parsing.mkdocstrings.ApiReference`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
 
-__all__ = ["AUTODOC", "AnyOptions", "api_marker", "autodoc_marker", "marker_directive"]
+from citewise.parsing.common import Heading, Part
+
+__all__ = [
+    "AUTODOC",
+    "PY_OBJECTS",
+    "AnyOptions",
+    "BlockRenderer",
+    "add_node",
+    "api_marker",
+    "autodoc_marker",
+    "marker_directive",
+    "py_object_directive",
+]
+
+# The Python domain's object directives (``.. class::``, ``.. py:method::``…).
+PY_OBJECTS = ("class", "exception", "function", "method", "classmethod", "staticmethod",
+              "attribute", "data", "property", "decorator", "decoratormethod", "type")  # fmt: skip
 
 # autodoc directives whose target is a member of a class (``Class.name``).
 _CLASS_LEVEL = ("automethod", "autoattribute", "autoproperty")
@@ -99,3 +116,130 @@ def autodoc_marker(
     marker = {"autodoc": kind, "autodoc_options": own, "heading_level": level + 1}
     block = yaml.safe_dump({"options": marker}, default_flow_style=True, width=10_000).strip()
     return [f"::: {path}\n    {block}"]
+
+
+# --- hand-written Python objects (``.. class::``, ``.. py:function::``…) ------------------------
+
+
+def py_object_directive(kind: str) -> type:
+    """A Python-domain directive as a node holding its signatures, options and parsed content
+    (:func:`add_node` turns it into a section at the object's id)."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class PyObject(Directive):  # type: ignore[misc]
+        optional_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+
+        def run(self) -> list[Any]:
+            node = nodes.container()
+            node["citewise_py"] = kind
+            argument = self.arguments[0] if self.arguments else ""
+            # Several signatures, one a line; a trailing backslash continues a line.
+            joined = re.sub(r"\\\n\s*", " ", argument)
+            node["signatures"] = [line.strip() for line in joined.split("\n") if line.strip()]
+            node["options"] = dict(self.options or {})
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, node)
+            return [node]
+
+    PyObject.option_spec = AnyOptions()
+    return PyObject
+
+
+BlockRenderer = Callable[[Any, dict[str, str], int], list[str]]
+
+
+def add_node(
+    parts: list[Part], node: Any, state: dict[str, str], level: int, blocks: BlockRenderer
+) -> None:
+    """Add a doctree node under ``parts``: its Markdown blocks (``blocks``) to the last part,
+    except that each indexed Python object (a hand-written ``.. class::``…, a ``.. module::``)
+    starts a part of its own at the id Sphinx gives it, its content under it; objects nested in
+    a class's content are that class's members."""
+    if not _holds_py_object(node):
+        parts[-1].blocks.extend(blocks(node, state, level))
+        return
+    if node.get("citewise_api") == "module":
+        name = node["target"].strip()
+        blocks(node, state, level)  # sets the current module
+        if name and not _no_index(node["options"]):
+            parts.append(Part(Heading(min(level + 1, 6), name, f"module-{name}")))
+        return
+    if "citewise_py" not in node:
+        for child in node.children:
+            add_node(parts, child, state, level, blocks)
+        return
+    kind = node["citewise_py"]
+    options = node["options"]
+    module = (options.get("module") or "").strip() or state.get("module", "")
+    found = [_full_name(sig, state.get("class", "")) for sig in node["signatures"]]
+    names = [n for n in found if n is not None]
+    if not names:
+        parts[-1].blocks.extend(blocks(node, state, level))
+        return
+    indexed = not _no_index(options)
+    for qualified, title in names:
+        anchor = f"{module}.{qualified}" if module else qualified
+        if indexed:
+            parts.append(Part(Heading(min(level + 1, 6), title, anchor)))
+        else:
+            parts[-1].blocks.append(f"**{title}**")
+    saved = dict(state)
+    if kind in ("class", "exception"):
+        state["class"] = names[0][0]
+    if options.get("module"):
+        state["module"] = module
+    for child in node.children:
+        add_node(parts, child, state, level + 1, blocks)
+    state.clear()
+    state.update(saved)
+
+
+def _holds_py_object(node: Any) -> bool:
+    from docutils import nodes
+
+    if not isinstance(node, nodes.Element):
+        return False
+    return any(
+        "citewise_py" in n or n.get("citewise_api") == "module"
+        for n in node.findall(nodes.container)
+    )
+
+
+def _no_index(options: Mapping[str, Any]) -> bool:
+    return "noindex" in options or "no-index" in options
+
+
+# Sphinx's py_sig_re: optional class prefix, name, type parameters, arguments, return.
+_PY_SIGNATURE_RE = re.compile(
+    r"^(?P<prefix>[\w.]*\.)?(?P<name>\w+)\s*(?:\[\s*(?P<types>.*)\s*\])?"
+    r"(?:\(\s*(?P<args>.*)\s*\)(?:\s*->\s*(?P<returns>.*))?)?$"
+)
+# Words a signature may start with (``.. method:: async fetch()``, ``.. attribute:: final x``).
+_SIGNATURE_PREFIXES = re.compile(r"^(?:(?:async|await|abstract|abstractmethod|classmethod|"
+                                 r"staticmethod|final|class|def)\s+)+")  # fmt: skip
+
+
+def _full_name(signature: str, current_class: str) -> tuple[str, str] | None:
+    """An object's dotted name within its module (Sphinx's rules for the class it is in) and
+    its title, from its signature; None when the signature is not a Python one."""
+    text = _SIGNATURE_PREFIXES.sub("", signature.strip())
+    text = re.split(r"\s*:\s*(?![^()\[\]]*[)\]])", text, maxsplit=1)[0]  # `x: int = 1`
+    text = text.split("=", 1)[0].strip() if "(" not in text else text
+    match = _PY_SIGNATURE_RE.match(text)
+    if match is None:
+        return None
+    prefix, name = match["prefix"] or "", match["name"]
+    if current_class:
+        if prefix and (prefix == f"{current_class}." or prefix.startswith(f"{current_class}.")):
+            qualified = prefix + name
+        elif prefix:
+            qualified = f"{current_class}.{prefix}{name}"
+        else:
+            qualified = f"{current_class}.{name}"
+    else:
+        qualified = prefix + name
+    args = match["args"]
+    return qualified, f"{name}({args})" if args is not None else name
