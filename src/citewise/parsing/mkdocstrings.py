@@ -13,17 +13,22 @@ name and signature, with its docstring, labels, bases and source file.
 from __future__ import annotations
 
 import hashlib
-import re
 import sysconfig
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from citewise.errors import SourceError
 from citewise.models import Section
+from citewise.parsing.api_directives import (
+    DIRECTIVE_RE,
+    HEADING_DIRECTIVE_RE,
+    Directive,
+    directive_options,
+    find_directives,
+    has_directives,
+)
 from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
 from citewise.parsing.griffe_objects import (
     ApiOptions,
@@ -38,33 +43,13 @@ from citewise.parsing.griffe_objects import (
     ordered,
     signature,
 )
-from citewise.parsing.markdown import fenced_blocks
 
 __all__ = ["ApiObject", "ApiOptions", "ApiReference", "DIRECTIVE_RE", "has_directives"]
 
 _NOT_SOURCE = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv"})
-# `::: identifier` at the start of a line, as mkdocstrings' block processor reads it.
-DIRECTIVE_RE = re.compile(r"^::: +(?P<identifier>[\w.:-]+) *$")
-_SPHINX_AUTO_RE = re.compile(
-    r"^\s*\.\. +auto(?:module|class|exception|function|method|"
-    r"attribute|data|property|decorator)::",
-    re.MULTILINE,
-)
 # Labels as mkdocstrings shows them after a name, in its order.
 _SHOWN_LABELS = ("property", "writable", "classmethod", "staticmethod", "abstractmethod",
                  "async", "cached", "dataclass", "generator", "coroutine")  # fmt: skip
-
-
-def has_directives(text: str) -> bool:
-    """Whether ``text`` has an API directive: a Markdown ``:::`` line outside fenced code,
-    or a Sphinx ``.. autoclass::`` (``autofunction``, ``automodule``…)."""
-    if _SPHINX_AUTO_RE.search(text):
-        return True
-    if ":::" not in text:
-        return False
-    lines = text.split("\n")
-    code = _code_lines(lines)
-    return any(i not in code and DIRECTIVE_RE.match(ln) for i, ln in enumerate(lines))
 
 
 @dataclass(frozen=True)
@@ -159,28 +144,65 @@ class ApiReference:
         ``{doc_id}#{identifier}`` with the reason.
         """
         out: list[Section] = []
+        renamed: dict[str, str] = {}
         for section in sections:
+            heading = HEADING_DIRECTIVE_RE.match(section.title)
+            if heading is not None:
+                # `## ::: pkg.Class`: the heading is the object's, at the heading's level.
+                lines = section.text.split("\n")
+                block = [ln[4:] for ln in _leading_block(lines)]
+                rest = "\n".join(lines[len(block) :]).strip()
+                directive = Directive(
+                    heading["identifier"], directive_options(block), section.level
+                )
+                holder = replace(section, text=rest)
+                rendered, missed = self._expand_one(holder, directive, problems)
+                if not rendered:
+                    out.append(replace(section, text="\n\n".join(p for p in (missed, rest) if p)))
+                    continue
+                if rest:
+                    last = rendered[-1]
+                    rendered[-1] = replace(last, text=f"{last.text}\n\n{rest}".strip())
+                renamed[section.title] = rendered[0].title
+                out.extend(rendered)
+                continue
+            if renamed:
+                section = replace(
+                    section, heading_path=tuple(renamed.get(t, t) for t in section.heading_path)
+                )
             if ":::" not in section.text:
                 out.append(section)
                 continue
-            kept, directives = _split_directives(section.text)
+            kept, directives = find_directives(section.text)
             if not directives:
                 out.append(section)
                 continue
-            rendered: list[Section] = []
-            missed: list[str] = []
-            for identifier, local in directives:
-                options = self.options.merged(local) if local else self.options
-                try:
-                    rendered.extend(_sections(section, self.render(identifier, options)))
-                except SourceError as error:
-                    missed.append(f"::: {identifier}")
-                    if problems is not None:
-                        problems[f"{section.doc_id}#{identifier}"] = str(error)
-            text = "\n\n".join(part for part in (kept, *missed) if part)
+            found: list[Section] = []
+            missed_lines: list[str] = []
+            for directive in directives:
+                rendered, missed = self._expand_one(section, directive, problems)
+                found.extend(rendered)
+                if missed:
+                    missed_lines.append(missed)
+            text = "\n\n".join(part for part in (kept, *missed_lines) if part)
             out.append(replace(section, text=text))
-            out.extend(rendered)
+            out.extend(found)
         return out
+
+    def _expand_one(
+        self, holder: Section, directive: Directive, problems: dict[str, str] | None
+    ) -> tuple[list[Section], str]:
+        """One directive's sections, or none and the directive line kept as written."""
+        local = dict(directive.options)
+        if directive.heading_level:
+            local["heading_level"] = directive.heading_level
+        options = self.options.merged(local) if local else self.options
+        try:
+            return _sections(holder, self.render(directive.identifier, options)), ""
+        except SourceError as error:
+            if problems is not None:
+                problems[f"{holder.doc_id}#{directive.identifier}"] = str(error)
+            return [], f"::: {directive.identifier}"
 
     # --- griffe ---------------------------------------------------------------------------
 
@@ -343,42 +365,13 @@ def _page_url(url: str) -> str:
     return url.split("#", 1)[0]
 
 
-def _code_lines(lines: Sequence[str]) -> set[int]:
-    return {i for first, after in fenced_blocks(lines) for i in range(first, after)}
-
-
-def _split_directives(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
-    """The text without its directives, and each directive's identifier and options."""
-    lines = text.split("\n")
-    code = _code_lines(lines)
-    kept: list[str] = []
-    found: list[tuple[str, dict[str, Any]]] = []
-    i = 0
-    while i < len(lines):
-        match = DIRECTIVE_RE.match(lines[i]) if i not in code else None
-        if match is None:
-            kept.append(lines[i])
-            i += 1
-            continue
-        j = i + 1
-        block: list[str] = []
-        while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
-            block.append(lines[j])
-            j += 1
-        found.append((match["identifier"], _directive_options(block)))
-        i = j
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return "\n".join(kept), found
-
-
-def _directive_options(block: Iterable[str]) -> dict[str, Any]:
-    text = "\n".join(line[4:] for line in block)
-    if not text.strip():
-        return {}
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return {}
-    options = data.get("options") if isinstance(data, dict) else None
-    return options if isinstance(options, dict) else {}
+def _leading_block(lines: Sequence[str]) -> list[str]:
+    """The indented lines (a directive's YAML options) at the start of a section's text."""
+    block: list[str] = []
+    for line in lines:
+        if not (line.startswith("    ") or not line.strip()):
+            break
+        block.append(line)
+    while block and not block[-1].strip():
+        block.pop()
+    return block
