@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citewise.parsing.griffe_objects import comment_doc, kind_of, labels_of
+from citewise.parsing.griffe_objects import comment_doc, griffe_module, kind_of, labels_of
 
 __all__ = ["AutodocOptions", "AutodocSettings", "autodoc_objects", "member_doc"]
 
@@ -28,6 +28,7 @@ _LIST_OPTIONS = ("members", "private-members", "special-members", "inherited-mem
 _FLAG_OPTIONS = ("undoc-members", "imported-members", "ignore-module-all", "no-index", "noindex")
 # Options each directive takes (others in autodoc_default_options do not apply to it).
 _MEMBER_DIRECTIVES = ("automodule", "autoclass", "autoexception")
+_CLASS_DIRECTIVES = ("autoclass", "autoexception")
 # Which members a module documents: never its submodules.
 _MODULE_MEMBER_KINDS = ("attribute", "type alias", "class", "function")
 # autodoc's groupwise order (its documenters' member_order).
@@ -46,6 +47,8 @@ class AutodocSettings:
     class_content: str = "class"
     member_order: str = "alphabetical"
     inherit_docstrings: bool = True
+    # "separated": a class's constructor is documented as its __init__/__new__ methods.
+    class_signature: str = "mixed"
 
     @classmethod
     def from_conf(cls, settings: Mapping[str, Any]) -> AutodocSettings:
@@ -64,12 +67,14 @@ class AutodocSettings:
         content = settings.get("autoclass_content")
         order = settings.get("autodoc_member_order")
         inherit = settings.get("autodoc_inherit_docstrings")
+        signature = settings.get("autodoc_class_signature")
         return cls(
             default_options=tuple(defaults),
             class_content=content if content in ("class", "both", "init") else "class",
             member_order=order if order in ("alphabetical", "bysource", "groupwise") else
             "alphabetical",
             inherit_docstrings=inherit if isinstance(inherit, bool) else True,
+            class_signature="separated" if signature == "separated" else "mixed",
         )  # fmt: skip
 
 
@@ -119,11 +124,23 @@ class AutodocOptions:
 
         order = merged.get("member-order") or settings.member_order
         content = merged.get("class-doc-from") or settings.class_content
+        members, private, special = (
+            selection("members"), selection("private-members"), selection("special-members")
+        )  # fmt: skip
+        if settings.class_signature == "separated" and directive in _CLASS_DIRECTIVES:
+            # The constructor's signature is shown as the __new__ and __init__ methods.
+            if special is not True:
+                special = (*(special or ()), "__new__", "__init__")
+        if members is not True:
+            # autodoc's merge_members_option: named private and special members are members.
+            named = [n for sel in (private, special) if isinstance(sel, tuple) for n in sel]
+            if named:
+                members = tuple(dict.fromkeys((*(members or ()), *named)))
         return cls(
-            members=selection("members"),
+            members=members,
             undoc="undoc-members" in merged,
-            private=selection("private-members"),
-            special=selection("special-members"),
+            private=private,
+            special=special,
             inherited=selection("inherited-members"),
             exclude=frozenset(n.strip() for n in (merged.get("exclude-members") or "").split(",")
                               if n.strip()),  # fmt: skip
@@ -188,10 +205,21 @@ def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bo
         for name, member in inherited.items():
             if not _stops_inheritance(obj, name, opts.inherited):
                 members.setdefault(name, member)
+        # Members of builtin bases (BaseException.with_traceback) have no source.
+        if opts.inherited is True:
+            for name in _builtin_names(obj):
+                if name not in members and (runtime := _builtin_member(obj, name)) is not None:
+                    members[name] = runtime
     found = [m for m in members.values() if kind_of(m) in _MODULE_MEMBER_KINDS]
     if not want_all:
         wanted = opts.members if isinstance(opts.members, tuple) else ()
-        return [members[n] for n in wanted if n in members and kind_of(members[n]) != "alias"]
+        chosen: list[Any] = []
+        for name in wanted:
+            if name in members and kind_of(members[name]) != "alias":
+                chosen.append(members[name])
+            elif not is_module and (runtime := _builtin_member(obj, name)) is not None:
+                chosen.append(runtime)
+        return chosen
     if is_module:
         exports = _exports(obj)
         if exports is not None and not opts.ignore_all:
@@ -199,6 +227,39 @@ def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bo
         # Without __all__, a module documents what it defines: imports only when asked.
         return [m for m in found if opts.imported or not _is_import(m)]
     return found
+
+
+def _builtin_bases(cls: Any) -> list[type]:
+    """The builtin classes among a class's bases outside the source (``ValueError``), and
+    ``object`` last."""
+    names = [b.rsplit(".", 1)[-1] for b in _bases(cls) if isinstance(b, str)]
+    found = [getattr(builtins, name, None) for name in names]
+    return [*(b for b in found if isinstance(b, type) and b is not object), object]
+
+
+def _builtin_names(cls: Any) -> list[str]:
+    names: set[str] = set()
+    for base in _builtin_bases(cls)[:-1]:
+        names.update(n for n in dir(base) if n not in _OBJECT_ATTRIBUTES)
+    return sorted(names)
+
+
+def _builtin_member(cls: Any, name: str) -> Any | None:
+    """A member a class gets from a builtin base, as a griffe function with the builtin's
+    docstring; None when no base has it, or it is ``object``'s constructor (autodoc finds
+    no docstring of its own there)."""
+    for base in _builtin_bases(cls):
+        value = getattr(base, name, None)
+        if value is None:
+            continue
+        if base is object and name in ("__init__", "__new__"):
+            return None
+        doc = getattr(value, "__doc__", None)
+        if not isinstance(doc, str) or not doc.strip():
+            return None
+        griffe = griffe_module()
+        return griffe.Function(name, docstring=griffe.Docstring(doc.strip()))
+    return None
 
 
 def _exports(module: Any) -> set[str] | None:

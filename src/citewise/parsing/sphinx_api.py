@@ -141,7 +141,10 @@ def py_object_directive(kind: str) -> type:
             node["signatures"] = [line.strip() for line in joined.split("\n") if line.strip()]
             node["options"] = dict(self.options or {})
             if self.content:
-                self.state.nested_parse(self.content, self.content_offset, node)
+                # Sphinx allows titles in an object's content ("Attributes" / "-----").
+                self.state.nested_parse(
+                    self.content, self.content_offset, node, match_titles=True
+                )
             return [node]
 
     PyObject.option_spec = AnyOptions()
@@ -226,8 +229,8 @@ def _full_name(signature: str, current_class: str) -> tuple[str, str] | None:
     """An object's dotted name within its module (Sphinx's rules for the class it is in) and
     its title, from its signature; None when the signature is not a Python one."""
     text = _SIGNATURE_PREFIXES.sub("", signature.strip())
-    text = re.split(r"\s*:\s*(?![^()\[\]]*[)\]])", text, maxsplit=1)[0]  # `x: int = 1`
-    text = text.split("=", 1)[0].strip() if "(" not in text else text
+    if "(" not in text:  # an attribute's `x: int = 1`
+        text = re.split(r"[:=]", text, maxsplit=1)[0].strip()
     match = _PY_SIGNATURE_RE.match(text)
     if match is None:
         return None
