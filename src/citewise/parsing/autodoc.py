@@ -49,6 +49,8 @@ class AutodocSettings:
     inherit_docstrings: bool = True
     # "separated": a class's constructor is documented as its __init__/__new__ methods.
     class_signature: str = "mixed"
+    # napoleon turns a docstring's "Attributes" section into ``.. attribute::`` entries.
+    napoleon_attributes: bool = False
 
     @classmethod
     def from_conf(cls, settings: Mapping[str, Any]) -> AutodocSettings:
@@ -68,6 +70,10 @@ class AutodocSettings:
         order = settings.get("autodoc_member_order")
         inherit = settings.get("autodoc_inherit_docstrings")
         signature = settings.get("autodoc_class_signature")
+        extensions = settings.get("extensions")
+        napoleon = isinstance(extensions, list | tuple) and any(
+            e in ("sphinx.ext.napoleon", "sphinxcontrib.napoleon") for e in extensions
+        )
         return cls(
             default_options=tuple(defaults),
             class_content=content if content in ("class", "both", "init") else "class",
@@ -75,6 +81,7 @@ class AutodocSettings:
             "alphabetical",
             inherit_docstrings=inherit if isinstance(inherit, bool) else True,
             class_signature="separated" if signature == "separated" else "mixed",
+            napoleon_attributes=napoleon and settings.get("napoleon_use_ivar") is not True,
         )  # fmt: skip
 
 
@@ -94,6 +101,7 @@ class AutodocOptions:
     member_order: str = "alphabetical"
     class_content: str = "class"
     inherit_docstrings: bool = True
+    napoleon_attributes: bool = False
 
     @classmethod
     def resolve(
@@ -151,6 +159,7 @@ class AutodocOptions:
             "alphabetical",
             class_content=content if content in ("class", "both", "init") else "class",
             inherit_docstrings=settings.inherit_docstrings,
+            napoleon_attributes=settings.napoleon_attributes,
         )  # fmt: skip
 
 
@@ -170,6 +179,8 @@ def autodoc_objects(
     yield emit(
         obj, root, level, _class_doc(obj, opts) if kind == "class" else member_doc(obj, opts)
     )
+    if kind == "class":
+        yield from _docstring_attributes(obj, path, opts, level + 1, emit)
     if kind in ("module", "class"):
         yield from _members(obj, path, opts, level + 1, emit, want_all=opts.members is True)
 
@@ -191,8 +202,37 @@ def _members(
         text = _class_doc(member, opts) if member_kind == "class" else docstring
         yield emit(member, member_path, level, text)
         if member_kind == "class":
+            yield from _docstring_attributes(member, member_path, opts, level + 1, emit)
             # autodoc documents a member class with every member (all_members=True).
             yield from _members(member, member_path, opts, level + 1, emit, want_all=True)
+
+
+def _docstring_attributes(
+    cls: Any, path: str, opts: AutodocOptions, level: int, emit: Emit
+) -> Iterator[Any]:
+    """napoleon's ``.. attribute::`` entries for a Google/NumPy docstring's "Attributes"
+    section (members the class also documents itself are left to it)."""
+    if not opts.napoleon_attributes:
+        return
+    docstring = getattr(cls, "docstring", None)
+    if docstring is None or "ttributes" not in docstring.value:
+        return
+    griffe = griffe_module()
+    for parser in (griffe.Parser.google, griffe.Parser.numpy):
+        try:
+            sections = docstring.parse(parser)
+        except Exception:  # noqa: BLE001  (a docstring the parser cannot read)
+            continue
+        items = [item for section in sections if str(section.kind.value) == "attributes"
+                 for item in section.value]  # fmt: skip
+        if not items:
+            continue
+        for item in items:
+            attribute = griffe.Attribute(
+                str(item.name), docstring=griffe.Docstring(str(item.description or ""))
+            )
+            yield emit(attribute, f"{path}.{item.name}", level, str(item.description or ""))
+        return
 
 
 def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bool) -> list[Any]:

@@ -14,13 +14,17 @@ __all__ = [
     "comment_doc",
     "docstring_parser",
     "docstring_text",
+    "documented_parameters",
     "filtered",
     "griffe_module",
+    "inherit_docstrings",
     "is_public",
     "kind_of",
     "labels_of",
     "load_stdlib_bases",
     "ordered",
+    "rebound_classes_extension",
+    "runtime_finder",
     "signature",
 ]
 
@@ -274,12 +278,134 @@ def comment_doc(obj: Any) -> str:
     except Exception:
         return ""
     found: list[str] = []
-    index = obj.lineno - 2
+    index = min(obj.lineno - 2, len(lines) - 1)
     while index >= 0 and lines[index].strip().startswith("#:"):
         found.insert(0, lines[index].strip()[2:].strip())
         index -= 1
-    if not found and obj.lineno - 1 < len(lines):
+    if not found and 0 < obj.lineno <= len(lines):
         code, mark, after = lines[obj.lineno - 1].partition("#:")
         if mark and code.strip():
             found.append(after.strip())
     return "\n".join(found)
+
+
+def inherit_docstrings(package: Any) -> None:
+    """What the ``griffe_inherited_docstrings`` extension does: a class member without a
+    docstring takes the docstring of the member it overrides, the nearest in the MRO."""
+    griffe = griffe_module()
+    seen: set[str] = set()
+
+    def visit(obj: Any) -> None:
+        if obj.path in seen:
+            return
+        seen.add(obj.path)
+        try:
+            if obj.is_class:
+                for base in obj.mro():  # bases first: their members inherit before
+                    visit(base)
+            members = list(obj.members.values())
+        except Exception:  # noqa: BLE001  (a base that does not resolve)
+            return
+        for member in members:
+            if member.is_alias:
+                continue
+            if obj.is_class and member.docstring is None:
+                above = _docstring_above(obj, member.name)
+                if above is not None:
+                    member.docstring = griffe.Docstring(
+                        above.value, parent=member, parser=above.parser,
+                        parser_options=above.parser_options,
+                    )  # fmt: skip
+            if member.is_class or member.is_module:
+                visit(member)
+
+    visit(package)
+
+
+def _docstring_above(cls: Any, name: str) -> Any:
+    try:
+        for base in cls.mro():
+            member = base.members.get(name)
+            if member is not None and not member.is_alias and member.docstring is not None:
+                return member.docstring
+    except Exception:  # noqa: BLE001
+        return None
+    return None
+
+
+def documented_parameters(obj: Any, opts: ApiOptions) -> list[tuple[str, str]]:
+    """The parameters of an object's docstring "Parameters" sections, as ``(name,
+    description)``: mkdocstrings gives each a heading when ``parameter_headings`` is on (a
+    class merged with its ``__init__`` shows both docstrings' parameters)."""
+    docstrings = [getattr(obj, "docstring", None)]
+    try:
+        if obj.is_class and opts.merge_init_into_class:
+            members = obj.all_members if opts.inherited_members else obj.members
+            init = members.get("__init__")
+            if init is not None:
+                docstrings.append(init.docstring)
+    except Exception:  # noqa: BLE001
+        pass
+    found: list[tuple[str, str]] = []
+    for docstring in docstrings:
+        if docstring is None:
+            continue
+        try:
+            sections = docstring.parsed
+        except Exception:  # noqa: BLE001  (a docstring the parser cannot read)
+            continue
+        for section in sections:
+            if str(getattr(section.kind, "value", "")) != "parameters":
+                continue
+            found.extend((str(p.name), str(p.description or "")) for p in section.value)
+    return found
+
+
+def runtime_finder(search_paths: Sequence[str]) -> Any:
+    """A griffe module finder that ignores type stubs (``.pyi``): Sphinx autodoc documents the
+    objects the code defines at run time, not the ones a stub declares."""
+    griffe = griffe_module()
+
+    class RuntimeFinder(griffe.ModuleFinder):  # type: ignore[misc,name-defined]
+        extensions_set = {".py"}  # noqa: RUF012  (griffe's class-level setting)
+
+        def find_package(self, module_name: str) -> Any:
+            package = super().find_package(module_name)
+            if isinstance(package, griffe.Package) and package.stubs is not None:
+                return griffe.Package(package.name, package.path, None)
+            return package
+
+    return RuntimeFinder(search_paths)
+
+
+def rebound_classes_extension() -> Any:
+    """A griffe extension keeping a class that the module rebinds to a call on it
+    (``Props = _add_repr(Props)``): at run time (what Sphinx autodoc sees) the name is still
+    the class, where griffe would make it an attribute."""
+    import ast
+
+    griffe = griffe_module()
+
+    class KeepReboundClasses(griffe.Extension):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self._kept: dict[tuple[str, str], Any] = {}
+
+        def on_attribute_node(self, *, node: Any, agent: Any, **kwargs: Any) -> None:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                return
+            target = node.targets[0]
+            if not (isinstance(target, ast.Name) and isinstance(node.value, ast.Call)):
+                return
+            current = agent.current.members.get(target.id)
+            if current is None or current.is_alias or not current.is_class:
+                return
+            if any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(node.value)):
+                self._kept[(agent.current.path, target.id)] = current
+
+        def on_attribute_instance(self, *, node: Any, attr: Any, agent: Any, **kwargs: Any) -> None:
+            kept = self._kept.pop((agent.current.path, attr.name), None)
+            if kept is not None:
+                agent.current.set_member(attr.name, kept)
+
+    return KeepReboundClasses()

@@ -34,19 +34,25 @@ from citewise.parsing.griffe_objects import (
     ApiOptions,
     docstring_parser,
     docstring_text,
+    documented_parameters,
     filtered,
     griffe_module,
+    inherit_docstrings,
     is_public,
     kind_of,
     labels_of,
     load_stdlib_bases,
     ordered,
+    rebound_classes_extension,
+    runtime_finder,
     signature,
 )
 
 __all__ = ["ApiObject", "ApiOptions", "ApiReference", "DIRECTIVE_RE", "has_directives"]
 
 _NOT_SOURCE = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv"})
+# The griffe extension that gives overriding members their base's docstring.
+_INHERITED_DOCSTRINGS = frozenset({"griffe_inherited_docstrings", "inherited_docstrings"})
 # Labels as mkdocstrings shows them after a name, in its order.
 _SHOWN_LABELS = ("property", "writable", "classmethod", "staticmethod", "abstractmethod",
                  "async", "cached", "dataclass", "generator", "coroutine")  # fmt: skip
@@ -129,7 +135,7 @@ class ApiReference:
             return list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
         rendered: list[ApiObject] = []
         if opts.show_root_heading:
-            rendered.append(self._object(obj, level, opts))
+            rendered.extend(self._with_parameters(obj, level, opts))
             level += 1
         rendered.extend(self._children(obj, level, opts, root=True))
         return rendered
@@ -200,18 +206,25 @@ class ApiReference:
         try:
             return _sections(holder, self.render(directive.identifier, options)), ""
         except SourceError as error:
-            if problems is not None:
-                problems[f"{holder.doc_id}#{directive.identifier}"] = str(error)
-            return [], f"::: {directive.identifier}"
+            reason = str(error)
+        except Exception as error:  # noqa: BLE001  (source griffe cannot model: one directive)
+            reason = f"API reference: cannot render {directive.identifier!r}: {error!r}"
+        if problems is not None:
+            problems[f"{holder.doc_id}#{directive.identifier}"] = reason
+        return [], f"::: {directive.identifier}"
 
     # --- griffe ---------------------------------------------------------------------------
 
-    def _extensions(self) -> Any:
+    def _extensions(self, *, runtime: bool) -> Any:
         """The griffe extensions the site configures that griffe ships (by name only: an
-        extension from a path or another package would run the site's code)."""
+        extension from a path or another package would run the site's code); for Sphinx
+        (``runtime``), classes a module rebinds stay classes."""
         griffe = griffe_module()
         names = [n for n in self.options.extensions if n in griffe.builtin_extensions]
-        return griffe.load_extensions(*names)
+        extensions = griffe.load_extensions(*names)
+        if runtime:
+            extensions.add(rebound_classes_extension())
+        return extensions
 
     def _find(self, identifier: str, *, external: bool) -> Any:
         griffe = griffe_module()
@@ -231,16 +244,22 @@ class ApiReference:
                 search_paths=roots + stdlib,
                 docstring_parser=docstring_parser(self.options.docstring_style),
                 allow_inspection=False,
-                extensions=self._extensions(),
+                extensions=self._extensions(runtime=external),
             )
+            if external:
+                loader.finder = runtime_finder(roots + stdlib)
             try:
-                loader.load(package, try_relative_path=False)
+                _load_with_siblings(loader, package)
             except (ImportError, griffe.GriffeError) as error:
                 raise SourceError(f"API reference: package {package!r} not found in {where}: "
                                   f"{error}") from None  # fmt: skip
             if external:
                 load_stdlib_bases(loader, loader.modules_collection[package])
             loader.resolve_aliases(external=external, implicit=False)
+            if {"griffe_inherited_docstrings", "inherited_docstrings"} & set(
+                self.options.extensions
+            ):
+                inherit_docstrings(loader.modules_collection[package])
             self._loaded[package] = loader
         try:
             found: Any = self._loaded[package].modules_collection[identifier]
@@ -275,9 +294,21 @@ class ApiReference:
                 )
                 if not visible:
                     continue
-                yield self._object(member, level, opts)
+                yield from self._with_parameters(member, level, opts)
                 if kind in ("class", "module"):
                     yield from self._children(member, level + 1, opts, root=False)
+
+    def _with_parameters(self, obj: Any, level: int, opts: ApiOptions) -> Iterator[ApiObject]:
+        """The object, then (``parameter_headings``) a heading per documented parameter, at
+        ``{path}({name})`` as mkdocstrings-python's templates give them."""
+        shown = self._object(obj, level, opts)
+        yield shown
+        if not opts.parameter_headings or kind_of(obj) not in ("class", "function"):
+            return
+        for name, description in documented_parameters(obj, opts):
+            yield ApiObject(
+                f"{shown.path}({name})", name, "parameter", level + 1, name, description
+            )
 
     def _object(
         self,
@@ -321,6 +352,23 @@ class ApiReference:
             return Path(filepath).resolve().relative_to(self.root).as_posix()
         except ValueError:
             return Path(filepath).name
+
+
+def _load_with_siblings(loader: Any, package: str) -> None:
+    """Load ``package``, and first each package of the source it needs loaded to load (its
+    stubs re-exporting another package's names: ``attrs`` from ``attr``)."""
+    griffe = griffe_module()
+    tried: set[str] = set()
+    while True:
+        try:
+            loader.load(package, try_relative_path=False)
+            return
+        except griffe.AliasResolutionError as error:
+            needed = str(error.alias.target_path).split(".", 1)[0]
+            if needed == package or needed in tried:
+                raise
+            tried.add(needed)
+            loader.load(needed, try_relative_path=False)
 
 
 def _sections(holder: Section, objects: Iterable[ApiObject]) -> list[Section]:

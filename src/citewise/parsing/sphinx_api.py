@@ -142,9 +142,7 @@ def py_object_directive(kind: str) -> type:
             node["options"] = dict(self.options or {})
             if self.content:
                 # Sphinx allows titles in an object's content ("Attributes" / "-----").
-                self.state.nested_parse(
-                    self.content, self.content_offset, node, match_titles=True
-                )
+                self.state.nested_parse(self.content, self.content_offset, node, match_titles=True)
             return [node]
 
     PyObject.option_spec = AnyOptions()
