@@ -179,10 +179,19 @@ def autodoc_objects(
     yield emit(
         obj, root, level, _class_doc(obj, opts) if kind == "class" else member_doc(obj, opts)
     )
+    if kind == "class" and _real_name(obj) != path.rpartition(".")[2]:
+        return  # another name for a class: autodoc shows it as an alias, without members
     if kind == "class":
         yield from _docstring_attributes(obj, path, opts, level + 1, emit)
     if kind in ("module", "class"):
         yield from _members(obj, path, opts, level + 1, emit, want_all=opts.members is True)
+
+
+def _real_name(obj: Any) -> str:
+    try:
+        return str(obj.final_target.name) if obj.is_alias else str(obj.name)
+    except Exception:  # noqa: BLE001
+        return str(obj.name)
 
 
 def _members(
@@ -392,8 +401,11 @@ def member_doc(obj: Any, opts: AutodocOptions) -> str:
             return ""
         for base in parent.mro():
             found = base.members.get(obj.name)
-            if found is not None and _own_doc(found):
-                return _own_doc(found)
+            # A base's attribute documented by a `#:` comment counts too (autodoc reads
+            # attribute comments along the MRO).
+            inherited = _own_doc(found) or comment_doc(found) if found is not None else ""
+            if inherited:
+                return inherited
     except Exception:  # noqa: BLE001  (a base outside the source)
         return ""
     return ""

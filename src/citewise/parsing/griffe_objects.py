@@ -21,6 +21,7 @@ __all__ = [
     "is_public",
     "kind_of",
     "labels_of",
+    "lazy_attribute_target",
     "load_stdlib_bases",
     "ordered",
     "rebound_classes_extension",
@@ -409,3 +410,53 @@ def rebound_classes_extension() -> Any:
                 agent.current.set_member(attr.name, kept)
 
     return KeepReboundClasses()
+
+
+def lazy_attribute_target(module: Any, name: str) -> str | None:
+    """The dotted path a module's ``__getattr__`` (PEP 562) returns for ``name``, read from
+    its source: ``if name == "Old": from .core import _Old; return _Old`` gives
+    ``pkg.core._Old``; None when the function has no such branch."""
+    import ast
+
+    try:
+        function = module.members.get("__getattr__")
+        if function is None or function.is_alias or not function.is_function:
+            return None
+        source = "\n".join(module.lines_collection[module.filepath])
+        tree = ast.parse(source)
+    except Exception:  # noqa: BLE001  (no readable source)
+        return None
+    package = module.path if module.is_init_module else module.path.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.FunctionDef) and node.name == "__getattr__"):
+            continue
+        for branch in ast.walk(node):
+            if not (isinstance(branch, ast.If) and _compares_name(branch.test, name)):
+                continue
+            imported: dict[str, str] = {}
+            for statement in ast.walk(ast.Module(body=branch.body, type_ignores=[])):
+                if isinstance(statement, ast.ImportFrom):
+                    base = _absolute(statement.module or "", statement.level, package)
+                    for alias in statement.names:
+                        imported[alias.asname or alias.name] = f"{base}.{alias.name}"
+                elif isinstance(statement, ast.Return) and isinstance(statement.value, ast.Name):
+                    return imported.get(statement.value.id)
+    return None
+
+
+def _compares_name(test: Any, name: str) -> bool:
+    import ast
+
+    return (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+        and any(isinstance(c, ast.Constant) and c.value == name
+                for c in (test.left, *test.comparators))
+    )  # fmt: skip
+
+
+def _absolute(module: str, level: int, package: str) -> str:
+    if not level:
+        return module
+    parts = package.split(".")
+    base = ".".join(parts[: len(parts) - (level - 1)]) if level > 1 else package
+    return f"{base}.{module}" if module else base

@@ -41,6 +41,7 @@ from citewise.parsing.griffe_objects import (
     is_public,
     kind_of,
     labels_of,
+    lazy_attribute_target,
     load_stdlib_bases,
     ordered,
     rebound_classes_extension,
@@ -261,11 +262,33 @@ class ApiReference:
             ):
                 inherit_docstrings(loader.modules_collection[package])
             self._loaded[package] = loader
+        collection = self._loaded[package].modules_collection
         try:
-            found: Any = self._loaded[package].modules_collection[identifier]
+            found: Any = collection[identifier]
         except KeyError:
-            raise SourceError(f"API reference: no object {identifier!r} in the source") from None
+            found = self._lazy(collection, identifier) if external else None
+            if found is None:
+                raise SourceError(
+                    f"API reference: no object {identifier!r} in the source"
+                ) from None
         return found
+
+    @staticmethod
+    def _lazy(collection: Any, identifier: str) -> Any:
+        """What a module's ``__getattr__`` returns for the name (Sphinx imports it, so a
+        deprecated or lazily imported name is documented)."""
+        module_path, _, name = identifier.rpartition(".")
+        try:
+            module = collection[module_path]
+        except KeyError:
+            return None
+        target = lazy_attribute_target(module, name)
+        if target is None:
+            return None
+        try:
+            return collection[target]
+        except KeyError:
+            return None
 
     def _children(
         self, obj: Any, level: int, opts: ApiOptions, *, root: bool
