@@ -22,6 +22,7 @@ __all__ = [
     "kind_of",
     "labels_of",
     "lazy_attribute_target",
+    "load_namespace_folders",
     "load_stdlib_bases",
     "ordered",
     "rebound_classes_extension",
@@ -460,3 +461,38 @@ def _absolute(module: str, level: int, package: str) -> str:
     parts = package.split(".")
     base = ".".join(parts[: len(parts) - (level - 1)]) if level > 1 else package
     return f"{base}.{module}" if module else base
+
+
+def load_namespace_folders(loader: Any, package: Any) -> None:
+    """Load the folders without ``__init__.py`` inside a package (``flask/sansio/``): griffe
+    leaves them out, but Python imports them (implicit namespace packages), so the classes
+    defined there are bases Sphinx autodoc sees."""
+    griffe = griffe_module()
+    root = package.filepath
+    if isinstance(root, list) or root is None or root.name != "__init__.py":
+        return
+    for folder in sorted(p for p in root.parent.rglob("*") if p.is_dir()):
+        relative = folder.relative_to(root.parent)
+        if any(part.startswith((".", "_")) or not part.isidentifier() for part in relative.parts):
+            continue
+        if (folder / "__init__.py").exists() or not any(folder.glob("*.py")):
+            continue
+        parent = package
+        for part in relative.parts:
+            if part not in parent.members:
+                parent.set_member(part, griffe.Module(part, filepath=[folder]))
+            parent = parent.members[part]
+        if parent.is_alias:
+            continue
+        for path in sorted(folder.glob("*.py")):
+            if not path.stem.isidentifier() or path.stem in parent.members:
+                continue
+            code = path.read_text(encoding="utf-8", errors="replace")
+            loader.lines_collection[path] = code.splitlines()
+            module = griffe.visit(
+                path.stem, path, code, parent=parent, extensions=loader.extensions,
+                docstring_parser=loader.docstring_parser,
+                lines_collection=loader.lines_collection,
+                modules_collection=loader.modules_collection,
+            )  # fmt: skip
+            parent.set_member(path.stem, module)

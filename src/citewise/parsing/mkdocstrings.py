@@ -42,6 +42,7 @@ from citewise.parsing.griffe_objects import (
     kind_of,
     labels_of,
     lazy_attribute_target,
+    load_namespace_folders,
     load_stdlib_bases,
     ordered,
     rebound_classes_extension,
@@ -255,6 +256,7 @@ class ApiReference:
                 raise SourceError(f"API reference: package {package!r} not found in {where}: "
                                   f"{error}") from None  # fmt: skip
             if external:
+                load_namespace_folders(loader, loader.modules_collection[package])
                 load_stdlib_bases(loader, loader.modules_collection[package])
             loader.resolve_aliases(external=external, implicit=False)
             if {"griffe_inherited_docstrings", "inherited_docstrings"} & set(
