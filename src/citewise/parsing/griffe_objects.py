@@ -45,7 +45,8 @@ class ApiOptions:
     heading_level: int = 2
     members: tuple[str, ...] | bool | None = None
     filters: tuple[str, ...] | str = _DEFAULT_FILTERS
-    inherited_members: bool = False
+    # True: every inherited member; names: only those.
+    inherited_members: bool | tuple[str, ...] = False
     members_order: str = "alphabetical"
     # A Sphinx autodoc directive (``autoclass``…) and its own options, as written: autodoc's
     # rules choose the members (see citewise.parsing.autodoc).
@@ -69,6 +70,9 @@ class ApiOptions:
                 values[key] = options[key]
         if isinstance(options.get("heading_level"), int):
             values["heading_level"] = options["heading_level"]
+        inherited = options.get("inherited_members")
+        if isinstance(inherited, list):
+            values["inherited_members"] = tuple(str(m) for m in inherited)
         members = options.get("members")
         if isinstance(members, bool) or members is None:
             values["members"] = members
@@ -181,7 +185,9 @@ def _keep(name: str, filters: Sequence[str]) -> bool:
 def filtered(
     objects: list[Any], opts: ApiOptions, members_list: tuple[str, ...] | bool | None
 ) -> list[Any]:
-    objects = [o for o in objects if opts.inherited_members or not o.inherited]
+    inherited = opts.inherited_members
+    objects = [o for o in objects if not o.inherited or inherited is True
+               or isinstance(inherited, tuple) and o.name in inherited]  # fmt: skip
     if members_list is True:
         return objects
     if members_list is False or members_list == ():
