@@ -15,13 +15,20 @@ default) when a base class's member of that name has one.
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from citewise.parsing.griffe_objects import comment_doc, griffe_module, kind_of, labels_of
 
-__all__ = ["AutodocOptions", "AutodocSettings", "autodoc_objects", "member_doc"]
+__all__ = [
+    "AutodocOptions",
+    "AutodocSettings",
+    "autodoc_objects",
+    "docstring_directives",
+    "member_doc",
+]
 
 # Options that name members: a flag (every member) or a comma-separated list of names.
 _LIST_OPTIONS = ("members", "private-members", "special-members", "inherited-members")
@@ -510,3 +517,31 @@ def _lineno(obj: Any) -> int:
         return int(obj.lineno or 0)
     except Exception:  # noqa: BLE001
         return 0
+
+
+_DOCSTRING_DIRECTIVE_RE = re.compile(
+    r"^(?P<indent> *)\.\. +(?:py:)?(?P<kind>auto(?:module|class|exception|function|method|"
+    r"attribute|data|property|decorator))::\s+(?P<target>\S[^\n]*?)\s*$"
+)
+_OPTION_RE = re.compile(r"^ +:(?P<name>[\w-]+):(?: +(?P<value>.*?))?\s*$")
+
+
+def docstring_directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
+    """The autodoc directives written in a docstring (a module's docstring documenting its
+    classes): each one's kind, target and options."""
+    if ".. " not in text:
+        return []
+    lines = text.splitlines()
+    found: list[tuple[str, str, dict[str, str]]] = []
+    for index, line in enumerate(lines):
+        match = _DOCSTRING_DIRECTIVE_RE.match(line)
+        if match is None:
+            continue
+        options: dict[str, str] = {}
+        for following in lines[index + 1 :]:
+            option = _OPTION_RE.match(following)
+            if option is None or len(following) - len(following.lstrip()) <= len(match["indent"]):
+                break
+            options[option["name"]] = option["value"] or ""
+        found.append((match["kind"], match["target"].split("(", 1)[0].strip(), options))
+    return found

@@ -29,7 +29,12 @@ from citewise.parsing.api_directives import (
     find_directives,
     has_directives,
 )
-from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
+from citewise.parsing.autodoc import (
+    AutodocOptions,
+    AutodocSettings,
+    autodoc_objects,
+    docstring_directives,
+)
 from citewise.parsing.griffe_objects import (
     ApiOptions,
     docstring_parser,
@@ -114,7 +119,12 @@ class ApiReference:
         return digest.hexdigest()
 
     def render(
-        self, identifier: str, options: ApiOptions | None = None, *, base_level: int | None = None
+        self,
+        identifier: str,
+        options: ApiOptions | None = None,
+        *,
+        base_level: int | None = None,
+        depth: int = 0,
     ) -> list[ApiObject]:
         """The objects a ``::: identifier`` directive renders, in page order.
 
@@ -134,13 +144,40 @@ class ApiReference:
             def emit(member: Any, path: str, depth: int, docstring: str) -> ApiObject:
                 return self._object(member, depth, opts, path=path, docstring=docstring)
 
-            return list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
+            found = list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
+            return self._with_nested(found, opts, depth)
         rendered: list[ApiObject] = []
         if opts.show_root_heading:
             rendered.extend(self._with_parameters(obj, level, opts))
             level += 1
         rendered.extend(self._children(obj, level, opts, root=True))
         return rendered
+
+    def _with_nested(self, found: list[ApiObject], opts: ApiOptions, depth: int) -> list[ApiObject]:
+        """Objects, each followed by what the autodoc directives in its docstring document
+        (a module's docstring listing its classes), relative to the object's module."""
+        if depth >= 2:
+            return found
+        out: list[ApiObject] = []
+        for api in found:
+            out.append(api)
+            for kind, target, given in docstring_directives(api.text):
+                module = api.path.removeprefix("module-") if api.kind == "module" else ""
+                if not module:
+                    continue
+                head = target.rpartition(".")[0]
+                explicit = (
+                    head.rpartition(".")[0]
+                    if kind in ("automethod", "autoattribute", "autoproperty")
+                    else head
+                )
+                path = target if explicit or kind == "automodule" else f"{module}.{target}"
+                nested = replace(opts, autodoc=kind, autodoc_options=tuple(given.items()))
+                try:
+                    out.extend(self.render(path, nested, base_level=api.level + 1, depth=depth + 1))
+                except SourceError:
+                    continue
+        return out
 
     def expand(
         self, sections: Sequence[Section], problems: dict[str, str] | None = None
