@@ -14,20 +14,25 @@ default) when a base class's member of that name has one.
 
 from __future__ import annotations
 
-import builtins
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from citewise.parsing.autodoc_docs import (
+    builtin_member,
+    builtin_names,
+    class_doc,
+    doc_metadata,
+    inherits_doc,
+    member_doc,
+    own_doc,
+)
 from citewise.parsing.griffe_objects import comment_doc, griffe_module, kind_of, labels_of
 
 __all__ = [
     "AutodocOptions",
     "AutodocSettings",
     "autodoc_objects",
-    "docstring_directives",
-    "member_doc",
 ]
 
 # Options that name members: a flag (every member) or a comma-separated list of names.
@@ -40,7 +45,6 @@ _CLASS_DIRECTIVES = ("autoclass", "autoexception")
 _MODULE_MEMBER_KINDS = ("attribute", "type alias", "class", "function")
 # autodoc's groupwise order (its documenters' member_order).
 _GROUP_RANK = {"class": 20, "function": 30, "attribute": 60, "type alias": 60}
-_OBJECT_ATTRIBUTES = frozenset(dir(object))
 
 Selection = bool | tuple[str, ...]
 Emit = Callable[[Any, str, int, str], Any]
@@ -183,9 +187,7 @@ def autodoc_objects(
         return
     kind = kind_of(obj)
     root = f"module-{path}" if directive == "automodule" else path
-    yield emit(
-        obj, root, level, _class_doc(obj, opts) if kind == "class" else member_doc(obj, opts)
-    )
+    yield emit(obj, root, level, class_doc(obj, opts) if kind == "class" else member_doc(obj, opts))
     if kind == "class" and _real_name(obj) != path.rpartition(".")[2]:
         return  # another name for a class: autodoc shows it as an alias, without members
     if kind == "class":
@@ -215,7 +217,7 @@ def _members(
             continue
         member_path = f"{path}.{member.name}"
         member_kind = kind_of(member)
-        text = _class_doc(member, opts) if member_kind == "class" else docstring
+        text = class_doc(member, opts) if member_kind == "class" else docstring
         yield emit(member, member_path, level, text)
         if member_kind == "class":
             yield from _docstring_attributes(member, member_path, opts, level + 1, emit)
@@ -263,8 +265,8 @@ def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bo
                 members.setdefault(name, member)
         # Members of builtin bases (BaseException.with_traceback) have no source.
         if opts.inherited is True:
-            for name in _builtin_names(obj):
-                if name not in members and (runtime := _builtin_member(obj, name)) is not None:
+            for name in builtin_names(obj):
+                if name not in members and (runtime := builtin_member(obj, name)) is not None:
                     members[name] = runtime
     found = [m for m in members.values() if kind_of(m) in _MODULE_MEMBER_KINDS]
     if not want_all:
@@ -273,7 +275,7 @@ def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bo
         for name in wanted:
             if name in members and kind_of(members[name]) != "alias":
                 chosen.append(members[name])
-            elif not is_module and (runtime := _builtin_member(obj, name)) is not None:
+            elif not is_module and (runtime := builtin_member(obj, name)) is not None:
                 chosen.append(runtime)
         return chosen
     if is_module:
@@ -283,39 +285,6 @@ def _candidates(obj: Any, opts: AutodocOptions, *, want_all: bool, is_module: bo
         # Without __all__, a module documents what it defines: imports only when asked.
         return [m for m in found if opts.imported or not _is_import(m)]
     return found
-
-
-def _builtin_bases(cls: Any) -> list[type]:
-    """The builtin classes among a class's bases outside the source (``ValueError``), and
-    ``object`` last."""
-    names = [b.rsplit(".", 1)[-1] for b in _bases(cls) if isinstance(b, str)]
-    found = [getattr(builtins, name, None) for name in names]
-    return [*(b for b in found if isinstance(b, type) and b is not object), object]
-
-
-def _builtin_names(cls: Any) -> list[str]:
-    names: set[str] = set()
-    for base in _builtin_bases(cls)[:-1]:
-        names.update(n for n in dir(base) if n not in _OBJECT_ATTRIBUTES)
-    return sorted(names)
-
-
-def _builtin_member(cls: Any, name: str) -> Any | None:
-    """A member a class gets from a builtin base, as a griffe function with the builtin's
-    docstring; None when no base has it, or it is ``object``'s constructor (autodoc finds
-    no docstring of its own there)."""
-    for base in _builtin_bases(cls):
-        value = getattr(base, name, None)
-        if value is None:
-            continue
-        if base is object and name in ("__init__", "__new__"):
-            return None
-        doc = getattr(value, "__doc__", None)
-        if not isinstance(doc, str) or not doc.strip():
-            return None
-        griffe = griffe_module()
-        return griffe.Function(name, docstring=griffe.Docstring(doc.strip()))
-    return None
 
 
 def _exports(module: Any) -> set[str] | None:
@@ -354,10 +323,10 @@ def _kept_doc(member: Any, owner: Any, opts: AutodocOptions, *, want_all: bool) 
     None when it leaves it out."""
     name = member.name
     doc = member_doc(member, opts)
-    attr_doc = kind_of(member) == "attribute" and bool(_own_doc(member) or comment_doc(member))
-    has_doc = bool(doc) or _inherits_doc(member, owner, opts)
+    attr_doc = kind_of(member) == "attribute" and bool(own_doc(member) or comment_doc(member))
+    has_doc = bool(doc) or inherits_doc(member, owner, opts)
     private = name.startswith("_")
-    metadata = _metadata(doc)
+    metadata = doc_metadata(doc)
     if "private" in metadata:
         private = True
     elif "public" in metadata:
@@ -380,105 +349,6 @@ def _kept_doc(member: Any, owner: Any, opts: AutodocOptions, *, want_all: bool) 
 
 def _selected(selection: Selection, name: str) -> bool:
     return selection is True or isinstance(selection, tuple) and name in selection
-
-
-def _metadata(doc: str) -> set[str]:
-    """The docstring's ``:meta private:`` / ``:meta public:`` fields."""
-    return {line.split(":meta", 1)[1].strip(" :") for line in doc.splitlines()
-            if line.strip().startswith(":meta ")}  # fmt: skip
-
-
-def _own_doc(obj: Any) -> str:
-    try:
-        docstring = obj.docstring
-    except Exception:  # noqa: BLE001
-        return ""
-    return str(docstring.value) if docstring is not None and docstring.value else ""
-
-
-def member_doc(obj: Any, opts: AutodocOptions) -> str:
-    """The text autodoc shows for an object: its docstring, an attribute's ``#:`` comment,
-    else (inherited docstrings) the docstring of the base-class member it overrides."""
-    own = _own_doc(obj) or comment_doc(obj)
-    if own or not opts.inherit_docstrings:
-        return own
-    try:
-        parent = obj.parent
-        if parent is None or not parent.is_class:
-            return ""
-        for base in parent.mro():
-            found = base.members.get(obj.name)
-            # A base's attribute documented by a `#:` comment counts too (autodoc reads
-            # attribute comments along the MRO).
-            inherited = _own_doc(found) or comment_doc(found) if found is not None else ""
-            if inherited:
-                return inherited
-    except Exception:  # noqa: BLE001  (a base outside the source)
-        return ""
-    return ""
-
-
-def _inherits_doc(member: Any, owner: Any, opts: AutodocOptions) -> bool:
-    """Whether autodoc finds a docstring the source does not show: a method of ``object``
-    (``__eq__`` has "Return self==value."), a member of a builtin base, or a class whose
-    bases have docstrings (``inspect.getdoc`` looks there)."""
-    if not opts.inherit_docstrings:
-        return False
-    kind = kind_of(member)
-    if kind == "class":
-        return any(_base_has_doc(base) for base in _bases(member))
-    if kind == "function" and kind_of(owner) == "class":
-        if member.name in _OBJECT_ATTRIBUTES:
-            return True
-        for base in _bases(owner):
-            if isinstance(base, str):
-                runtime = getattr(builtins, base.rsplit(".", 1)[-1], None)
-                if runtime is not None and getattr(getattr(runtime, member.name, None),
-                                                   "__doc__", None):  # fmt: skip
-                    return True
-    return False
-
-
-def _bases(cls: Any) -> list[Any]:
-    """A class's bases: griffe classes where the source has them, else their dotted names."""
-    found: list[Any] = []
-    try:
-        resolved = {b.path for b in cls.resolved_bases}
-        found.extend(cls.resolved_bases)
-        for base in cls.bases:
-            name = str(getattr(base, "canonical_path", base))
-            if name not in resolved and name.rsplit(".", 1)[-1] != "object":
-                found.append(name)
-    except Exception:  # noqa: BLE001
-        return found
-    return [b for b in found if isinstance(b, str) or b.name != "object"]
-
-
-def _base_has_doc(base: Any) -> bool:
-    if isinstance(base, str):
-        # A base outside the source (a builtin, another package): documented, as nearly all
-        # are (a builtin's docstring is checked).
-        runtime = getattr(builtins, base, None)
-        return bool(runtime.__doc__) if isinstance(runtime, type) else True
-    return bool(_own_doc(base)) or any(_base_has_doc(b) for b in _bases(base))
-
-
-def _class_doc(cls: Any, opts: AutodocOptions) -> str:
-    """A class's text as ``autoclass_content`` says: its docstring, ``__init__``'s, or both."""
-    own = _own_doc(cls)
-    if not own and opts.inherit_docstrings:
-        own = next((_own_doc(b) for b in _bases(cls) if not isinstance(b, str) and _own_doc(b)),
-                   "")  # fmt: skip
-    try:
-        init = cls.members.get("__init__")
-    except Exception:  # noqa: BLE001
-        init = None
-    init_doc = _own_doc(init) if init is not None else ""
-    if opts.class_content == "init":
-        return init_doc or own
-    if opts.class_content == "both":
-        return "\n\n".join(t for t in (own, init_doc) if t)
-    return own
 
 
 def _ordered(members: list[Any], opts: AutodocOptions, module: Any | None) -> list[Any]:
@@ -517,31 +387,3 @@ def _lineno(obj: Any) -> int:
         return int(obj.lineno or 0)
     except Exception:  # noqa: BLE001
         return 0
-
-
-_DOCSTRING_DIRECTIVE_RE = re.compile(
-    r"^(?P<indent> *)\.\. +(?:py:)?(?P<kind>auto(?:module|class|exception|function|method|"
-    r"attribute|data|property|decorator))::\s+(?P<target>\S[^\n]*?)\s*$"
-)
-_OPTION_RE = re.compile(r"^ +:(?P<name>[\w-]+):(?: +(?P<value>.*?))?\s*$")
-
-
-def docstring_directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
-    """The autodoc directives written in a docstring (a module's docstring documenting its
-    classes): each one's kind, target and options."""
-    if ".. " not in text:
-        return []
-    lines = text.splitlines()
-    found: list[tuple[str, str, dict[str, str]]] = []
-    for index, line in enumerate(lines):
-        match = _DOCSTRING_DIRECTIVE_RE.match(line)
-        if match is None:
-            continue
-        options: dict[str, str] = {}
-        for following in lines[index + 1 :]:
-            option = _OPTION_RE.match(following)
-            if option is None or len(following) - len(following.lstrip()) <= len(match["indent"]):
-                break
-            options[option["name"]] = option["value"] or ""
-        found.append((match["kind"], match["target"].split("(", 1)[0].strip(), options))
-    return found

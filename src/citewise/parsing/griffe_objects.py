@@ -4,7 +4,6 @@ which order, with what signature and docstring (and Sphinx autodoc's variants)."
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,16 +16,10 @@ __all__ = [
     "documented_parameters",
     "filtered",
     "griffe_module",
-    "inherit_docstrings",
     "is_public",
     "kind_of",
     "labels_of",
-    "lazy_attribute_target",
-    "load_namespace_folders",
-    "load_stdlib_bases",
     "ordered",
-    "rebound_classes_extension",
-    "runtime_finder",
     "signature",
 ]
 
@@ -100,29 +93,6 @@ class ApiOptions:
         given = ApiOptions.from_mapping(options)
         changed = {k: getattr(given, k) for k in options if hasattr(given, k)}
         return replace(self, **changed)
-
-
-def load_stdlib_bases(loader: Any, package: Any) -> None:
-    """Load the standard-library modules the package's classes inherit from."""
-    wanted: set[str] = set()
-    stack = [package]
-    while stack:
-        obj = stack.pop()
-        for member in obj.members.values():
-            if member.is_alias:
-                continue
-            if member.is_module or member.is_class:
-                stack.append(member)
-            if member.is_class:
-                for base in member.bases:
-                    path = str(getattr(base, "canonical_path", base))
-                    if path.split(".", 1)[0] in sys.stdlib_module_names:
-                        wanted.add(path.rsplit(".", 1)[0])
-    for module in sorted(wanted):
-        try:
-            loader.load(module)
-        except Exception:  # noqa: S112  (a C module has no source: its members stay unknown)
-            continue
 
 
 def griffe_module() -> Any:
@@ -297,50 +267,6 @@ def comment_doc(obj: Any) -> str:
     return "\n".join(found)
 
 
-def inherit_docstrings(package: Any) -> None:
-    """What the ``griffe_inherited_docstrings`` extension does: a class member without a
-    docstring takes the docstring of the member it overrides, the nearest in the MRO."""
-    griffe = griffe_module()
-    seen: set[str] = set()
-
-    def visit(obj: Any) -> None:
-        if obj.path in seen:
-            return
-        seen.add(obj.path)
-        try:
-            if obj.is_class:
-                for base in obj.mro():  # bases first: their members inherit before
-                    visit(base)
-            members = list(obj.members.values())
-        except Exception:  # noqa: BLE001  (a base that does not resolve)
-            return
-        for member in members:
-            if member.is_alias:
-                continue
-            if obj.is_class and member.docstring is None:
-                above = _docstring_above(obj, member.name)
-                if above is not None:
-                    member.docstring = griffe.Docstring(
-                        above.value, parent=member, parser=above.parser,
-                        parser_options=above.parser_options,
-                    )  # fmt: skip
-            if member.is_class or member.is_module:
-                visit(member)
-
-    visit(package)
-
-
-def _docstring_above(cls: Any, name: str) -> Any:
-    try:
-        for base in cls.mro():
-            member = base.members.get(name)
-            if member is not None and not member.is_alias and member.docstring is not None:
-                return member.docstring
-    except Exception:  # noqa: BLE001
-        return None
-    return None
-
-
 def documented_parameters(obj: Any, opts: ApiOptions) -> list[tuple[str, str]]:
     """The parameters of an object's docstring "Parameters" sections, as ``(name,
     description)``: mkdocstrings gives each a heading when ``parameter_headings`` is on (a
@@ -367,138 +293,3 @@ def documented_parameters(obj: Any, opts: ApiOptions) -> list[tuple[str, str]]:
                 continue
             found.extend((str(p.name), str(p.description or "")) for p in section.value)
     return found
-
-
-def runtime_finder(search_paths: Sequence[str]) -> Any:
-    """A griffe module finder that ignores type stubs (``.pyi``): Sphinx autodoc documents the
-    objects the code defines at run time, not the ones a stub declares."""
-    griffe = griffe_module()
-
-    class RuntimeFinder(griffe.ModuleFinder):  # type: ignore[misc,name-defined]
-        extensions_set = {".py"}  # noqa: RUF012  (griffe's class-level setting)
-
-        def find_package(self, module_name: str) -> Any:
-            package = super().find_package(module_name)
-            if isinstance(package, griffe.Package) and package.stubs is not None:
-                return griffe.Package(package.name, package.path, None)
-            return package
-
-    return RuntimeFinder(search_paths)
-
-
-def rebound_classes_extension() -> Any:
-    """A griffe extension keeping a class that the module rebinds to a call on it
-    (``Props = _add_repr(Props)``): at run time (what Sphinx autodoc sees) the name is still
-    the class, where griffe would make it an attribute."""
-    import ast
-
-    griffe = griffe_module()
-
-    class KeepReboundClasses(griffe.Extension):  # type: ignore[misc,name-defined]
-        def __init__(self) -> None:
-            super().__init__()
-            self._kept: dict[tuple[str, str], Any] = {}
-
-        def on_attribute_node(self, *, node: Any, agent: Any, **kwargs: Any) -> None:
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                return
-            target = node.targets[0]
-            if not (isinstance(target, ast.Name) and isinstance(node.value, ast.Call)):
-                return
-            current = agent.current.members.get(target.id)
-            if current is None or current.is_alias or not current.is_class:
-                return
-            if any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(node.value)):
-                self._kept[(agent.current.path, target.id)] = current
-
-        def on_attribute_instance(self, *, node: Any, attr: Any, agent: Any, **kwargs: Any) -> None:
-            kept = self._kept.pop((agent.current.path, attr.name), None)
-            if kept is not None:
-                agent.current.set_member(attr.name, kept)
-
-    return KeepReboundClasses()
-
-
-def lazy_attribute_target(module: Any, name: str) -> str | None:
-    """The dotted path a module's ``__getattr__`` (PEP 562) returns for ``name``, read from
-    its source: ``if name == "Old": from .core import _Old; return _Old`` gives
-    ``pkg.core._Old``; None when the function has no such branch."""
-    import ast
-
-    try:
-        function = module.members.get("__getattr__")
-        if function is None or function.is_alias or not function.is_function:
-            return None
-        source = "\n".join(module.lines_collection[module.filepath])
-        tree = ast.parse(source)
-    except Exception:  # noqa: BLE001  (no readable source)
-        return None
-    package = module.path if module.is_init_module else module.path.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.FunctionDef) and node.name == "__getattr__"):
-            continue
-        for branch in ast.walk(node):
-            if not (isinstance(branch, ast.If) and _compares_name(branch.test, name)):
-                continue
-            imported: dict[str, str] = {}
-            for statement in ast.walk(ast.Module(body=branch.body, type_ignores=[])):
-                if isinstance(statement, ast.ImportFrom):
-                    base = _absolute(statement.module or "", statement.level, package)
-                    for alias in statement.names:
-                        imported[alias.asname or alias.name] = f"{base}.{alias.name}"
-                elif isinstance(statement, ast.Return) and isinstance(statement.value, ast.Name):
-                    return imported.get(statement.value.id)
-    return None
-
-
-def _compares_name(test: Any, name: str) -> bool:
-    import ast
-
-    return (
-        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-        and any(isinstance(c, ast.Constant) and c.value == name
-                for c in (test.left, *test.comparators))
-    )  # fmt: skip
-
-
-def _absolute(module: str, level: int, package: str) -> str:
-    if not level:
-        return module
-    parts = package.split(".")
-    base = ".".join(parts[: len(parts) - (level - 1)]) if level > 1 else package
-    return f"{base}.{module}" if module else base
-
-
-def load_namespace_folders(loader: Any, package: Any) -> None:
-    """Load the folders without ``__init__.py`` inside a package (``flask/sansio/``): griffe
-    leaves them out, but Python imports them (implicit namespace packages), so the classes
-    defined there are bases Sphinx autodoc sees."""
-    griffe = griffe_module()
-    root = package.filepath
-    if isinstance(root, list) or root is None or root.name != "__init__.py":
-        return
-    for folder in sorted(p for p in root.parent.rglob("*") if p.is_dir()):
-        relative = folder.relative_to(root.parent)
-        if any(part.startswith((".", "_")) or not part.isidentifier() for part in relative.parts):
-            continue
-        if (folder / "__init__.py").exists() or not any(folder.glob("*.py")):
-            continue
-        parent = package
-        for part in relative.parts:
-            if part not in parent.members:
-                parent.set_member(part, griffe.Module(part, filepath=[folder]))
-            parent = parent.members[part]
-        if parent.is_alias:
-            continue
-        for path in sorted(folder.glob("*.py")):
-            if not path.stem.isidentifier() or path.stem in parent.members:
-                continue
-            code = path.read_text(encoding="utf-8", errors="replace")
-            loader.lines_collection[path] = code.splitlines()
-            module = griffe.visit(
-                path.stem, path, code, parent=parent, extensions=loader.extensions,
-                docstring_parser=loader.docstring_parser,
-                lines_collection=loader.lines_collection,
-                modules_collection=loader.modules_collection,
-            )  # fmt: skip
-            parent.set_member(path.stem, module)

@@ -13,7 +13,6 @@ name and signature, with its docstring, labels, bases and source file.
 from __future__ import annotations
 
 import hashlib
-import sysconfig
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,37 +28,24 @@ from citewise.parsing.api_directives import (
     find_directives,
     has_directives,
 )
-from citewise.parsing.autodoc import (
-    AutodocOptions,
-    AutodocSettings,
-    autodoc_objects,
-    docstring_directives,
-)
+from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
+from citewise.parsing.autodoc_docs import docstring_directives
+from citewise.parsing.griffe_loading import lazy_object, load_release
 from citewise.parsing.griffe_objects import (
     ApiOptions,
-    docstring_parser,
     docstring_text,
     documented_parameters,
     filtered,
-    griffe_module,
-    inherit_docstrings,
     is_public,
     kind_of,
     labels_of,
-    lazy_attribute_target,
-    load_namespace_folders,
-    load_stdlib_bases,
     ordered,
-    rebound_classes_extension,
-    runtime_finder,
     signature,
 )
 
 __all__ = ["ApiObject", "ApiOptions", "ApiReference", "DIRECTIVE_RE", "has_directives"]
 
 _NOT_SOURCE = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv"})
-# The griffe extension that gives overriding members their base's docstring.
-_INHERITED_DOCSTRINGS = frozenset({"griffe_inherited_docstrings", "inherited_docstrings"})
 # Labels as mkdocstrings shows them after a name, in its order.
 _SHOWN_LABELS = ("property", "writable", "classmethod", "staticmethod", "abstractmethod",
                  "async", "cached", "dataclass", "generator", "coroutine")  # fmt: skip
@@ -254,80 +240,21 @@ class ApiReference:
 
     # --- griffe ---------------------------------------------------------------------------
 
-    def _extensions(self, *, runtime: bool) -> Any:
-        """The griffe extensions the site configures that griffe ships (by name only: an
-        extension from a path or another package would run the site's code); for Sphinx
-        (``runtime``), classes a module rebinds stay classes."""
-        griffe = griffe_module()
-        names = [n for n in self.options.extensions if n in griffe.builtin_extensions]
-        extensions = griffe.load_extensions(*names)
-        if runtime:
-            extensions.add(rebound_classes_extension())
-        return extensions
-
     def _find(self, identifier: str, *, external: bool) -> Any:
-        griffe = griffe_module()
         identifier = identifier.replace(":", ".")
         package = identifier.split(".", 1)[0]
         if package not in self._loaded:
-            # Sphinx documents members inherited from the standard library (CookieJar's),
-            # so its bases are read from the stdlib's source too.
-            stdlib = [sysconfig.get_paths()["stdlib"]] if external else []
-            roots = [str(p) for p in self.paths if p.is_dir()]
-            where = ", ".join(str(p) for p in self.paths)
-            if not roots:
-                raise SourceError(f"API reference: no source folder at {where}")
-            # Only the release's own source: no sys.path, no import (inspection) of a module
-            # that happens to be importable here, no path relative to the working folder.
-            loader = griffe.GriffeLoader(
-                search_paths=roots + stdlib,
-                docstring_parser=docstring_parser(self.options.docstring_style),
-                allow_inspection=False,
-                extensions=self._extensions(runtime=external),
-            )
-            if external:
-                loader.finder = runtime_finder(roots + stdlib)
-            try:
-                _load_with_siblings(loader, package)
-            except (ImportError, griffe.GriffeError) as error:
-                raise SourceError(f"API reference: package {package!r} not found in {where}: "
-                                  f"{error}") from None  # fmt: skip
-            if external:
-                load_namespace_folders(loader, loader.modules_collection[package])
-                load_stdlib_bases(loader, loader.modules_collection[package])
-            loader.resolve_aliases(external=external, implicit=False)
-            if {"griffe_inherited_docstrings", "inherited_docstrings"} & set(
-                self.options.extensions
-            ):
-                inherit_docstrings(loader.modules_collection[package])
-            self._loaded[package] = loader
+            self._loaded[package] = load_release(package, self.paths, self.options,
+                                                 runtime=external)  # fmt: skip
         collection = self._loaded[package].modules_collection
         try:
             found: Any = collection[identifier]
         except KeyError:
-            found = self._lazy(collection, identifier) if external else None
+            found = lazy_object(collection, identifier) if external else None
             if found is None:
-                raise SourceError(
-                    f"API reference: no object {identifier!r} in the source"
-                ) from None
+                message = f"API reference: no object {identifier!r} in the source"
+                raise SourceError(message) from None
         return found
-
-    @staticmethod
-    def _lazy(collection: Any, identifier: str) -> Any:
-        """What a module's ``__getattr__`` returns for the name (Sphinx imports it, so a
-        deprecated or lazily imported name is documented)."""
-        module_path, _, name = identifier.rpartition(".")
-        try:
-            module = collection[module_path]
-        except KeyError:
-            return None
-        target = lazy_attribute_target(module, name)
-        if target is None:
-            return None
-        try:
-            return collection[target]
-        except KeyError:
-            return None
 
     def _children(
         self, obj: Any, level: int, opts: ApiOptions, *, root: bool
@@ -414,23 +341,6 @@ class ApiReference:
             return Path(filepath).resolve().relative_to(self.root).as_posix()
         except ValueError:
             return Path(filepath).name
-
-
-def _load_with_siblings(loader: Any, package: str) -> None:
-    """Load ``package``, and first each package of the source it needs loaded to load (its
-    stubs re-exporting another package's names: ``attrs`` from ``attr``)."""
-    griffe = griffe_module()
-    tried: set[str] = set()
-    while True:
-        try:
-            loader.load(package, try_relative_path=False)
-            return
-        except griffe.AliasResolutionError as error:
-            needed = str(error.alias.target_path).split(".", 1)[0]
-            if needed == package or needed in tried:
-                raise
-            tried.add(needed)
-            loader.load(needed, try_relative_path=False)
 
 
 def _sections(holder: Section, objects: Iterable[ApiObject]) -> list[Section]:
