@@ -78,8 +78,18 @@ def test_a_directive_on_a_heading_takes_the_heading_level(tmp_path: Path) -> Non
     anchors = _anchors(api, "# Reference\n\n## ::: tools.build\n\nAfter.\n")
     assert anchors == [("", 1), ("tools.build", 2)]
     # The heading-form section is replaced: no section at the slug of "::: tools.build".
-    page = "# ::: tools.core.Base\n"
-    assert _anchors(api, page) == [("tools.core.Base", 1), ("tools.core.Base.run", 2)]
+    page = (
+        "# ::: tools.core.Base\n\nText.\n\n::: tools.build\n    options:\n      heading_level: 2\n"
+    )
+    assert _anchors(api, page) == [
+        ("tools.core.Base", 1), ("tools.core.Base.run", 2), ("tools.build", 2)
+    ]  # fmt: skip
+    sections = api.expand(parse_markdown(page, doc_id="api.md", site_url="", version=None))
+    # The heading's title is the object's; directives under the heading follow it.
+    assert [s.heading_path for s in sections] == [
+        ("Base",), ("Base", "run(fast=False)"), ("Base", "build(target, retries=1)")
+    ]  # fmt: skip
+    assert sections[1].text.endswith("Text.")
 
 
 def test_directives_nested_in_admonitions_and_tabs(tmp_path: Path) -> None:

@@ -186,14 +186,23 @@ class ApiReference:
                 directive = Directive(
                     heading["identifier"], directive_options(block), section.level
                 )
-                holder = replace(section, text=rest)
+                holder = replace(section, text=rest, heading_path=section.heading_path[:-1])
                 rendered, missed = self._expand_one(holder, directive, problems)
                 if not rendered:
                     out.append(replace(section, text="\n\n".join(p for p in (missed, rest) if p)))
                     continue
-                if rest:
+                # The text under the heading, and the directives in it, follow the object.
+                kept, nested = find_directives(rest)
+                inner = replace(holder, heading_path=(*holder.heading_path, rendered[0].title))
+                after: list[Section] = []
+                for each in nested:
+                    objects, missed = self._expand_one(inner, each, problems)
+                    after.extend(objects)
+                    kept = "\n\n".join(p for p in (kept, missed) if p)
+                if kept:
                     last = rendered[-1]
-                    rendered[-1] = replace(last, text=f"{last.text}\n\n{rest}".strip())
+                    rendered[-1] = replace(last, text=f"{last.text}\n\n{kept}".strip())
+                rendered.extend(after)
                 renamed[section.title] = rendered[0].title
                 out.extend(rendered)
                 continue
