@@ -44,6 +44,17 @@ class Options(TypedDict):
     """The size."""
 
 
+def first(items):
+    """The first item.
+
+    Type Parameters:
+        T: The item type.
+
+    Args:
+        items: The items.
+    """
+
+
 def build(target: str, retries: int = 1) -> None:
     """Build a target.
 
@@ -113,6 +124,13 @@ def test_parameter_headings_use_the_templates_ids(tmp_path: Path) -> None:
     api = _reference(tmp_path, show_root_heading=True, parameter_headings=True)
     anchors = [a for a, _ in _anchors(api, "# API\n\n::: tools.build\n")]
     assert anchors == ["", "tools.build", "tools.build(target)", "tools.build(retries)"]
+
+
+def test_type_parameter_headings(tmp_path: Path) -> None:
+    api = _reference(tmp_path, show_root_heading=True, type_parameter_headings=True)
+    assert [o.path for o in api.render("tools.core.first")] == [
+        "tools.core.first", "tools.core.first[T]"
+    ]  # fmt: skip
 
 
 def test_inherited_docstrings_extension(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ class ApiOptions:
     # griffe extensions by name (``griffe_inherited_docstrings``, ``unpack_typeddict``…).
     extensions: tuple[str, ...] = ()
     parameter_headings: bool = False
+    type_parameter_headings: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> ApiOptions:
@@ -58,7 +59,7 @@ class ApiOptions:
                 values[key] = options[key]
         for key in ("show_root_heading", "show_submodules", "merge_init_into_class",
                     "show_if_no_docstring", "inherited_members",
-                    "parameter_headings"):  # fmt: skip
+                    "parameter_headings", "type_parameter_headings"):  # fmt: skip
             if isinstance(options.get(key), bool):
                 values[key] = options[key]
         if isinstance(options.get("heading_level"), int):
@@ -267,21 +268,24 @@ def comment_doc(obj: Any) -> str:
     return "\n".join(found)
 
 
-def documented_parameters(obj: Any, opts: ApiOptions) -> list[tuple[str, str]]:
-    """The parameters of an object's docstring "Parameters" sections, as ``(name,
-    description)``: mkdocstrings gives each a heading when ``parameter_headings`` is on (a
-    class merged with its ``__init__`` shows both docstrings' parameters)."""
-    docstrings = [getattr(obj, "docstring", None)]
+def documented_parameters(
+    obj: Any, opts: ApiOptions, kind: str = "parameters"
+) -> list[tuple[str, str, str]]:
+    """The entries of an object's docstring sections of ``kind`` ("parameters", "type
+    parameters") as ``(owner, name, description)``, owner "" for the object itself and
+    ``__init__`` for its merged constructor's docstring: mkdocstrings gives each a heading
+    when ``parameter_headings``/``type_parameter_headings`` is on."""
+    docstrings = [("", getattr(obj, "docstring", None))]
     try:
         if obj.is_class and opts.merge_init_into_class:
             members = obj.all_members if opts.inherited_members else obj.members
             init = members.get("__init__")
             if init is not None:
-                docstrings.append(init.docstring)
+                docstrings.append(("__init__", init.docstring))
     except Exception:  # noqa: BLE001
         pass
-    found: list[tuple[str, str]] = []
-    for docstring in docstrings:
+    found: list[tuple[str, str, str]] = []
+    for owner, docstring in docstrings:
         if docstring is None:
             continue
         try:
@@ -289,7 +293,7 @@ def documented_parameters(obj: Any, opts: ApiOptions) -> list[tuple[str, str]]:
         except Exception:  # noqa: BLE001  (a docstring the parser cannot read)
             continue
         for section in sections:
-            if str(getattr(section.kind, "value", "")) != "parameters":
+            if str(getattr(section.kind, "value", "")) != kind:
                 continue
-            found.extend((str(p.name), str(p.description or "")) for p in section.value)
+            found.extend((owner, str(p.name), str(p.description or "")) for p in section.value)
     return found

@@ -297,16 +297,20 @@ class ApiReference:
                     yield from self._children(member, level + 1, opts, root=False)
 
     def _with_parameters(self, obj: Any, level: int, opts: ApiOptions) -> Iterator[ApiObject]:
-        """The object, then (``parameter_headings``) a heading per documented parameter, at
-        ``{path}({name})`` as mkdocstrings-python's templates give them."""
+        """The object, then a heading per documented parameter (``parameter_headings``) at
+        ``{path}({name})`` and type parameter (``type_parameter_headings``) at
+        ``{owner}[{name}]``, the ids mkdocstrings-python's templates give them."""
         shown = self._object(obj, level, opts)
         yield shown
-        if not opts.parameter_headings or kind_of(obj) not in ("class", "function"):
+        if kind_of(obj) not in ("class", "function"):
             return
-        for name, description in documented_parameters(obj, opts):
-            yield ApiObject(
-                f"{shown.path}({name})", name, "parameter", level + 1, name, description
-            )
+        if opts.parameter_headings:
+            for _, name, text in documented_parameters(obj, opts):
+                yield ApiObject(f"{shown.path}({name})", name, "parameter", level + 1, name, text)
+        if opts.type_parameter_headings:
+            for owner, name, text in documented_parameters(obj, opts, "type parameters"):
+                path = f"{shown.path}.{owner}" if owner else shown.path
+                yield ApiObject(f"{path}[{name}]", name, "type parameter", level + 1, name, text)
 
     def _object(
         self,
