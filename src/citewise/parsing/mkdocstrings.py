@@ -12,6 +12,7 @@ name and signature, with its docstring, labels, bases and source file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -350,10 +351,16 @@ class ApiReference:
             return ""
         if isinstance(filepath, list):
             return ""
-        try:
-            return Path(filepath).resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return Path(filepath).name
+        return _relative_source(str(filepath), str(self.root))
+
+
+@functools.cache
+def _relative_source(filepath: str, root: str) -> str:
+    """A source file as shown under the project folder (resolved once per file)."""
+    try:
+        return Path(filepath).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(filepath).name
 
 
 def _sections(holder: Section, objects: Iterable[ApiObject]) -> list[Section]:
