@@ -4,21 +4,21 @@ which order, with what signature and docstring (and Sphinx autodoc's variants)."
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
     "ApiOptions",
+    "comment_doc",
     "docstring_parser",
     "docstring_text",
+    "documented_parameters",
     "filtered",
     "griffe_module",
     "is_public",
     "kind_of",
     "labels_of",
-    "load_stdlib_bases",
     "ordered",
     "signature",
 ]
@@ -38,25 +38,35 @@ class ApiOptions:
     heading_level: int = 2
     members: tuple[str, ...] | bool | None = None
     filters: tuple[str, ...] | str = _DEFAULT_FILTERS
-    inherited_members: bool = False
+    # True: every inherited member; names: only those.
+    inherited_members: bool | tuple[str, ...] = False
     members_order: str = "alphabetical"
-    # Sphinx autodoc's conventions: modules at ``module-{path}``, ``#:`` comments document
-    # attributes.
-    sphinx: bool = False
+    # A Sphinx autodoc directive (``autoclass``…) and its own options, as written: autodoc's
+    # rules choose the members (see citewise.parsing.autodoc).
+    autodoc: str = ""
+    autodoc_options: tuple[tuple[str, str], ...] = ()
+    # griffe extensions by name (``griffe_inherited_docstrings``, ``unpack_typeddict``…).
+    extensions: tuple[str, ...] = ()
+    parameter_headings: bool = False
+    type_parameter_headings: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> ApiOptions:
         """Options from a handler's ``options`` table; unknown keys are ignored."""
         values: dict[str, Any] = {}
-        for key in ("docstring_style", "members_order"):
+        for key in ("docstring_style", "members_order", "autodoc"):
             if isinstance(options.get(key), str):
                 values[key] = options[key]
         for key in ("show_root_heading", "show_submodules", "merge_init_into_class",
-                    "show_if_no_docstring", "inherited_members", "sphinx"):  # fmt: skip
+                    "show_if_no_docstring", "inherited_members",
+                    "parameter_headings", "type_parameter_headings"):  # fmt: skip
             if isinstance(options.get(key), bool):
                 values[key] = options[key]
         if isinstance(options.get("heading_level"), int):
             values["heading_level"] = options["heading_level"]
+        inherited = options.get("inherited_members")
+        if isinstance(inherited, list):
+            values["inherited_members"] = tuple(str(m) for m in inherited)
         members = options.get("members")
         if isinstance(members, bool) or members is None:
             values["members"] = members
@@ -67,6 +77,16 @@ class ApiOptions:
             values["filters"] = "public"
         elif isinstance(filters, list):
             values["filters"] = tuple(str(f) for f in filters)
+        extensions = options.get("extensions")
+        if isinstance(extensions, list):
+            names = [e if isinstance(e, str) else next(iter(e), "") for e in extensions
+                     if isinstance(e, str) or isinstance(e, Mapping) and e]  # fmt: skip
+            values["extensions"] = tuple(str(n) for n in names)
+        given = options.get("autodoc_options")
+        if isinstance(given, Mapping):
+            values["autodoc_options"] = tuple(
+                (str(k), "" if v is None else str(v)) for k, v in given.items()
+            )
         return cls(**values)
 
     def merged(self, options: Mapping[str, Any]) -> ApiOptions:
@@ -74,29 +94,6 @@ class ApiOptions:
         given = ApiOptions.from_mapping(options)
         changed = {k: getattr(given, k) for k in options if hasattr(given, k)}
         return replace(self, **changed)
-
-
-def load_stdlib_bases(loader: Any, package: Any) -> None:
-    """Load the standard-library modules the package's classes inherit from."""
-    wanted: set[str] = set()
-    stack = [package]
-    while stack:
-        obj = stack.pop()
-        for member in obj.members.values():
-            if member.is_alias:
-                continue
-            if member.is_module or member.is_class:
-                stack.append(member)
-            if member.is_class:
-                for base in member.bases:
-                    path = str(getattr(base, "canonical_path", base))
-                    if path.split(".", 1)[0] in sys.stdlib_module_names:
-                        wanted.add(path.rsplit(".", 1)[0])
-    for module in sorted(wanted):
-        try:
-            loader.load(module)
-        except Exception:  # noqa: S112  (a C module has no source: its members stay unknown)
-            continue
 
 
 def griffe_module() -> Any:
@@ -159,7 +156,9 @@ def _keep(name: str, filters: Sequence[str]) -> bool:
 def filtered(
     objects: list[Any], opts: ApiOptions, members_list: tuple[str, ...] | bool | None
 ) -> list[Any]:
-    objects = [o for o in objects if opts.inherited_members or not o.inherited]
+    inherited = opts.inherited_members
+    objects = [o for o in objects if not o.inherited or inherited is True
+               or isinstance(inherited, tuple) and o.name in inherited]  # fmt: skip
     if members_list is True:
         return objects
     if members_list is False or members_list == ():
@@ -172,7 +171,7 @@ def filtered(
     elif opts.filters:
         objects = [o for o in objects if _keep(o.name, opts.filters)]
     if not opts.show_if_no_docstring:
-        objects = [o for o in objects if _has_docstrings(o) or opts.sphinx and _sphinx_doc(o)]
+        objects = [o for o in objects if _has_docstrings(o)]
     return objects
 
 
@@ -245,32 +244,12 @@ def docstring_text(obj: Any, opts: ApiOptions) -> str:
                 return "\n\n".join(t for t in (docstring_text, init.value) if t)
     except Exception:
         return ""
-    if docstring is None and opts.sphinx:
-        return _sphinx_doc(obj)
     return docstring.value if docstring is not None else ""
 
 
-def _sphinx_doc(obj: Any) -> str:
-    """What Sphinx shows for an object without a docstring: its ``#:`` comment, else the
-    docstring of the member it overrides (autodoc inherits docstrings)."""
-    comment = _comment_doc(obj)
-    if comment:
-        return comment
-    try:
-        parent = obj.parent
-        if parent is None or not parent.is_class:
-            return ""
-        for base in parent.mro():
-            member = base.members.get(obj.name)
-            if member is not None and member.docstring is not None:
-                return str(member.docstring.value)
-    except Exception:
-        return ""
-    return ""
-
-
-def _comment_doc(obj: Any) -> str:
-    """An attribute's ``#:`` comment lines (Sphinx's attribute docstrings), or ``""``."""
+def comment_doc(obj: Any) -> str:
+    """An attribute's ``#:`` comment (Sphinx's attribute docstrings): the lines just above it,
+    else one after its value on the same line; ``""`` without one."""
     try:
         if kind_of(obj) != "attribute" or obj.lineno is None:
             return ""
@@ -278,8 +257,43 @@ def _comment_doc(obj: Any) -> str:
     except Exception:
         return ""
     found: list[str] = []
-    index = obj.lineno - 2
+    index = min(obj.lineno - 2, len(lines) - 1)
     while index >= 0 and lines[index].strip().startswith("#:"):
         found.insert(0, lines[index].strip()[2:].strip())
         index -= 1
+    if not found and 0 < obj.lineno <= len(lines):
+        code, mark, after = lines[obj.lineno - 1].partition("#:")
+        if mark and code.strip():
+            found.append(after.strip())
     return "\n".join(found)
+
+
+def documented_parameters(
+    obj: Any, opts: ApiOptions, kind: str = "parameters"
+) -> list[tuple[str, str, str]]:
+    """The entries of an object's docstring sections of ``kind`` ("parameters", "type
+    parameters") as ``(owner, name, description)``, owner "" for the object itself and
+    ``__init__`` for its merged constructor's docstring: mkdocstrings gives each a heading
+    when ``parameter_headings``/``type_parameter_headings`` is on."""
+    docstrings = [("", getattr(obj, "docstring", None))]
+    try:
+        if obj.is_class and opts.merge_init_into_class:
+            members = obj.all_members if opts.inherited_members else obj.members
+            init = members.get("__init__")
+            if init is not None:
+                docstrings.append(("__init__", init.docstring))
+    except Exception:  # noqa: BLE001
+        pass
+    found: list[tuple[str, str, str]] = []
+    for owner, docstring in docstrings:
+        if docstring is None:
+            continue
+        try:
+            sections = docstring.parsed
+        except Exception:  # noqa: BLE001  (a docstring the parser cannot read)
+            continue
+        for section in sections:
+            if str(getattr(section.kind, "value", "")) != kind:
+                continue
+            found.extend((owner, str(p.name), str(p.description or "")) for p in section.value)
+    return found

@@ -12,58 +12,44 @@ name and signature, with its docstring, labels, bases and source file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import re
-import sysconfig
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from citewise.errors import SourceError
 from citewise.models import Section
+from citewise.parsing.api_directives import (
+    DIRECTIVE_RE,
+    HEADING_DIRECTIVE_RE,
+    Directive,
+    directive_options,
+    find_directives,
+    has_directives,
+)
+from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
+from citewise.parsing.autodoc_docs import docstring_directives
+from citewise.parsing.griffe_loading import lazy_object, load_release
 from citewise.parsing.griffe_objects import (
     ApiOptions,
-    docstring_parser,
     docstring_text,
+    documented_parameters,
     filtered,
-    griffe_module,
     is_public,
     kind_of,
     labels_of,
-    load_stdlib_bases,
     ordered,
     signature,
 )
-from citewise.parsing.markdown import fenced_blocks
 
 __all__ = ["ApiObject", "ApiOptions", "ApiReference", "DIRECTIVE_RE", "has_directives"]
 
 _NOT_SOURCE = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv"})
-# `::: identifier` at the start of a line, as mkdocstrings' block processor reads it.
-DIRECTIVE_RE = re.compile(r"^::: +(?P<identifier>[\w.:-]+) *$")
-_SPHINX_AUTO_RE = re.compile(
-    r"^\s*\.\. +auto(?:module|class|exception|function|method|"
-    r"attribute|data|property|decorator)::",
-    re.MULTILINE,
-)
 # Labels as mkdocstrings shows them after a name, in its order.
 _SHOWN_LABELS = ("property", "writable", "classmethod", "staticmethod", "abstractmethod",
                  "async", "cached", "dataclass", "generator", "coroutine")  # fmt: skip
-
-
-def has_directives(text: str) -> bool:
-    """Whether ``text`` has an API directive: a Markdown ``:::`` line outside fenced code,
-    or a Sphinx ``.. autoclass::`` (``autofunction``, ``automodule``…)."""
-    if _SPHINX_AUTO_RE.search(text):
-        return True
-    if ":::" not in text:
-        return False
-    lines = text.split("\n")
-    code = _code_lines(lines)
-    return any(i not in code and DIRECTIVE_RE.match(ln) for i, ln in enumerate(lines))
 
 
 @dataclass(frozen=True)
@@ -87,6 +73,8 @@ class ApiReference:
     paths: tuple[Path, ...]
     root: Path
     options: ApiOptions = field(default_factory=ApiOptions)
+    # A Sphinx site's conf.py settings for its autodoc directives.
+    autodoc_settings: AutodocSettings = field(default_factory=AutodocSettings)
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -106,7 +94,7 @@ class ApiReference:
 
     def fingerprint(self) -> str:
         """Changes when any Python source under the paths, or the options, change."""
-        digest = hashlib.sha256(repr(self.options).encode())
+        digest = hashlib.sha256(repr((self.options, self.autodoc_settings)).encode())
         for base in self.paths:
             for path in sorted(base.rglob("*.py")) if base.is_dir() else []:
                 relative = path.relative_to(base)
@@ -118,7 +106,12 @@ class ApiReference:
         return digest.hexdigest()
 
     def render(
-        self, identifier: str, options: ApiOptions | None = None, *, base_level: int | None = None
+        self,
+        identifier: str,
+        options: ApiOptions | None = None,
+        *,
+        base_level: int | None = None,
+        depth: int = 0,
     ) -> list[ApiObject]:
         """The objects a ``::: identifier`` directive renders, in page order.
 
@@ -126,14 +119,52 @@ class ApiReference:
             SourceError: the identifier names no object found under the source paths.
         """
         opts = options or self.options
-        obj = self._find(identifier, external=opts.sphinx)
+        obj = self._find(identifier, external=bool(opts.autodoc))
         level = opts.heading_level if base_level is None else base_level
+        if opts.autodoc:
+            autodoc = AutodocOptions.resolve(
+                opts.autodoc, dict(opts.autodoc_options), self.autodoc_settings
+            )
+            # Sphinx signs a class with its __init__'s parameters.
+            opts = replace(opts, merge_init_into_class=True)
+
+            def emit(member: Any, path: str, depth: int, docstring: str) -> ApiObject:
+                return self._object(member, depth, opts, path=path, docstring=docstring)
+
+            found = list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
+            return self._with_nested(found, opts, depth)
         rendered: list[ApiObject] = []
         if opts.show_root_heading:
-            rendered.append(self._object(obj, level, opts))
+            rendered.extend(self._with_parameters(obj, level, opts))
             level += 1
         rendered.extend(self._children(obj, level, opts, root=True))
         return rendered
+
+    def _with_nested(self, found: list[ApiObject], opts: ApiOptions, depth: int) -> list[ApiObject]:
+        """Objects, each followed by what the autodoc directives in its docstring document
+        (a module's docstring listing its classes), relative to the object's module."""
+        if depth >= 2:
+            return found
+        out: list[ApiObject] = []
+        for api in found:
+            out.append(api)
+            for kind, target, given in docstring_directives(api.text):
+                module = api.path.removeprefix("module-") if api.kind == "module" else ""
+                if not module:
+                    continue
+                head = target.rpartition(".")[0]
+                explicit = (
+                    head.rpartition(".")[0]
+                    if kind in ("automethod", "autoattribute", "autoproperty")
+                    else head
+                )
+                path = target if explicit or kind == "automodule" else f"{module}.{target}"
+                nested = replace(opts, autodoc=kind, autodoc_options=tuple(given.items()))
+                try:
+                    out.extend(self.render(path, nested, base_level=api.level + 1, depth=depth + 1))
+                except SourceError:
+                    continue
+        return out
 
     def expand(
         self, sections: Sequence[Section], problems: dict[str, str] | None = None
@@ -145,57 +176,94 @@ class ApiReference:
         ``{doc_id}#{identifier}`` with the reason.
         """
         out: list[Section] = []
+        renamed: dict[str, str] = {}
         for section in sections:
+            heading = HEADING_DIRECTIVE_RE.match(section.title)
+            if heading is not None:
+                # `## ::: pkg.Class`: the heading is the object's, at the heading's level.
+                lines = section.text.split("\n")
+                block = [ln[4:] for ln in _leading_block(lines)]
+                rest = "\n".join(lines[len(block) :]).strip()
+                directive = Directive(
+                    heading["identifier"], directive_options(block), section.level
+                )
+                holder = replace(section, text=rest, heading_path=section.heading_path[:-1])
+                rendered, missed = self._expand_one(holder, directive, problems)
+                if not rendered:
+                    out.append(replace(section, text="\n\n".join(p for p in (missed, rest) if p)))
+                    continue
+                # The text under the heading, and the directives in it, follow the object.
+                kept, nested = find_directives(rest)
+                inner = replace(holder, heading_path=(*holder.heading_path, rendered[0].title))
+                after: list[Section] = []
+                for each in nested:
+                    objects, missed = self._expand_one(inner, each, problems)
+                    after.extend(objects)
+                    kept = "\n\n".join(p for p in (kept, missed) if p)
+                if kept:
+                    last = rendered[-1]
+                    rendered[-1] = replace(last, text=f"{last.text}\n\n{kept}".strip())
+                rendered.extend(after)
+                renamed[section.title] = rendered[0].title
+                out.extend(rendered)
+                continue
+            if renamed:
+                section = replace(
+                    section, heading_path=tuple(renamed.get(t, t) for t in section.heading_path)
+                )
             if ":::" not in section.text:
                 out.append(section)
                 continue
-            kept, directives = _split_directives(section.text)
+            kept, directives = find_directives(section.text)
             if not directives:
                 out.append(section)
                 continue
-            rendered: list[Section] = []
-            missed: list[str] = []
-            for identifier, local in directives:
-                options = self.options.merged(local) if local else self.options
-                try:
-                    rendered.extend(_sections(section, self.render(identifier, options)))
-                except SourceError as error:
-                    missed.append(f"::: {identifier}")
-                    if problems is not None:
-                        problems[f"{section.doc_id}#{identifier}"] = str(error)
-            text = "\n\n".join(part for part in (kept, *missed) if part)
+            found: list[Section] = []
+            missed_lines: list[str] = []
+            for directive in directives:
+                rendered, missed = self._expand_one(section, directive, problems)
+                found.extend(rendered)
+                if missed:
+                    missed_lines.append(missed)
+            text = "\n\n".join(part for part in (kept, *missed_lines) if part)
             out.append(replace(section, text=text))
-            out.extend(rendered)
+            out.extend(found)
         return out
+
+    def _expand_one(
+        self, holder: Section, directive: Directive, problems: dict[str, str] | None
+    ) -> tuple[list[Section], str]:
+        """One directive's sections, or none and the directive line kept as written."""
+        local = dict(directive.options)
+        if directive.heading_level:
+            local["heading_level"] = directive.heading_level
+        options = self.options.merged(local) if local else self.options
+        try:
+            return _sections(holder, self.render(directive.identifier, options)), ""
+        except SourceError as error:
+            reason = str(error)
+        except Exception as error:  # noqa: BLE001  (source griffe cannot model: one directive)
+            reason = f"API reference: cannot render {directive.identifier!r}: {error!r}"
+        if problems is not None:
+            problems[f"{holder.doc_id}#{directive.identifier}"] = reason
+        return [], f"::: {directive.identifier}"
 
     # --- griffe ---------------------------------------------------------------------------
 
     def _find(self, identifier: str, *, external: bool) -> Any:
-        griffe = griffe_module()
         identifier = identifier.replace(":", ".")
         package = identifier.split(".", 1)[0]
         if package not in self._loaded:
-            # Sphinx documents members inherited from the standard library (CookieJar's),
-            # so its bases are read from the stdlib's source too.
-            stdlib = [sysconfig.get_paths()["stdlib"]] if external else []
-            loader = griffe.GriffeLoader(
-                search_paths=[str(p) for p in self.paths] + stdlib,
-                docstring_parser=docstring_parser(self.options.docstring_style),
-            )
-            try:
-                loader.load(package)
-            except (ImportError, griffe.GriffeError) as error:
-                where = ", ".join(str(p) for p in self.paths)
-                raise SourceError(f"API reference: package {package!r} not found in {where}: "
-                                  f"{error}") from None  # fmt: skip
-            if external:
-                load_stdlib_bases(loader, loader.modules_collection[package])
-            loader.resolve_aliases(external=external, implicit=False)
-            self._loaded[package] = loader
+            self._loaded[package] = load_release(package, self.paths, self.options,
+                                                 runtime=external)  # fmt: skip
+        collection = self._loaded[package].modules_collection
         try:
-            found: Any = self._loaded[package].modules_collection[identifier]
+            found: Any = collection[identifier]
         except KeyError:
-            raise SourceError(f"API reference: no object {identifier!r} in the source") from None
+            found = lazy_object(collection, identifier) if external else None
+            if found is None:
+                message = f"API reference: no object {identifier!r} in the source"
+                raise SourceError(message) from None
         return found
 
     def _children(
@@ -225,11 +293,35 @@ class ApiReference:
                 )
                 if not visible:
                     continue
-                yield self._object(member, level, opts)
+                yield from self._with_parameters(member, level, opts)
                 if kind in ("class", "module"):
                     yield from self._children(member, level + 1, opts, root=False)
 
-    def _object(self, obj: Any, level: int, opts: ApiOptions) -> ApiObject:
+    def _with_parameters(self, obj: Any, level: int, opts: ApiOptions) -> Iterator[ApiObject]:
+        """The object, then a heading per documented parameter (``parameter_headings``) at
+        ``{path}({name})`` and type parameter (``type_parameter_headings``) at
+        ``{owner}[{name}]``, the ids mkdocstrings-python's templates give them."""
+        shown = self._object(obj, level, opts)
+        yield shown
+        if kind_of(obj) not in ("class", "function"):
+            return
+        if opts.parameter_headings:
+            for _, name, text in documented_parameters(obj, opts):
+                yield ApiObject(f"{shown.path}({name})", name, "parameter", level + 1, name, text)
+        if opts.type_parameter_headings:
+            for owner, name, text in documented_parameters(obj, opts, "type parameters"):
+                path = f"{shown.path}.{owner}" if owner else shown.path
+                yield ApiObject(f"{path}[{name}]", name, "type parameter", level + 1, name, text)
+
+    def _object(
+        self,
+        obj: Any,
+        level: int,
+        opts: ApiOptions,
+        *,
+        path: str = "",
+        docstring: str | None = None,
+    ) -> ApiObject:
         kind = kind_of(obj)
         labels = tuple(label for label in _SHOWN_LABELS if label in labels_of(obj))
         params = signature(obj, opts) if kind in ("function", "class") else None
@@ -243,14 +335,14 @@ class ApiReference:
             bases = [str(base) for base in getattr(obj, "bases", [])]
             if bases:
                 parts.append("Bases: " + ", ".join(f"`{b}`" for b in bases))
-        docstring = docstring_text(obj, opts)
+        if docstring is None:
+            docstring = docstring_text(obj, opts)
         if docstring:
             parts.append(docstring)
         source = self._source_path(obj)
         if source and kind != "module":
             parts.append(f"Source code in `{source}`")
-        path = f"module-{obj.path}" if opts.sphinx and kind == "module" else obj.path
-        return ApiObject(path, obj.name, kind, level, title, "\n\n".join(parts), labels)
+        return ApiObject(path or obj.path, obj.name, kind, level, title, "\n\n".join(parts), labels)
 
     def _source_path(self, obj: Any) -> str:
         try:
@@ -259,10 +351,16 @@ class ApiReference:
             return ""
         if isinstance(filepath, list):
             return ""
-        try:
-            return Path(filepath).resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return Path(filepath).name
+        return _relative_source(str(filepath), str(self.root))
+
+
+@functools.cache
+def _relative_source(filepath: str, root: str) -> str:
+    """A source file as shown under the project folder (resolved once per file)."""
+    try:
+        return Path(filepath).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(filepath).name
 
 
 def _sections(holder: Section, objects: Iterable[ApiObject]) -> list[Section]:
@@ -307,42 +405,13 @@ def _page_url(url: str) -> str:
     return url.split("#", 1)[0]
 
 
-def _code_lines(lines: Sequence[str]) -> set[int]:
-    return {i for first, after in fenced_blocks(lines) for i in range(first, after)}
-
-
-def _split_directives(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
-    """The text without its directives, and each directive's identifier and options."""
-    lines = text.split("\n")
-    code = _code_lines(lines)
-    kept: list[str] = []
-    found: list[tuple[str, dict[str, Any]]] = []
-    i = 0
-    while i < len(lines):
-        match = DIRECTIVE_RE.match(lines[i]) if i not in code else None
-        if match is None:
-            kept.append(lines[i])
-            i += 1
-            continue
-        j = i + 1
-        block: list[str] = []
-        while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
-            block.append(lines[j])
-            j += 1
-        found.append((match["identifier"], _directive_options(block)))
-        i = j
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return "\n".join(kept), found
-
-
-def _directive_options(block: Iterable[str]) -> dict[str, Any]:
-    text = "\n".join(line[4:] for line in block)
-    if not text.strip():
-        return {}
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return {}
-    options = data.get("options") if isinstance(data, dict) else None
-    return options if isinstance(options, dict) else {}
+def _leading_block(lines: Sequence[str]) -> list[str]:
+    """The indented lines (a directive's YAML options) at the start of a section's text."""
+    block: list[str] = []
+    for line in lines:
+        if not (line.startswith("    ") or not line.strip()):
+            break
+        block.append(line)
+    while block and not block[-1].strip():
+        block.pop()
+    return block

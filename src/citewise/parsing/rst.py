@@ -13,17 +13,24 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
-
-import yaml
 
 from citewise.models import Section
 from citewise.parsing.common import Heading, Part, assemble_sections
 from citewise.parsing.layout import SPHINX_LAYOUT, SiteLayout
 from citewise.parsing.markdown import site_base
+from citewise.parsing.sphinx_api import (
+    AUTODOC,
+    PY_OBJECTS,
+    AnyOptions,
+    add_node,
+    api_marker,
+    marker_directive,
+    py_object_directive,
+)
 
 __all__ = ["RstParser", "doctree_sections", "parse_rst", "rst_page_path", "sphinx_namespace"]
 
@@ -34,9 +41,6 @@ _AUTO_ID_RE = re.compile(r"^id\d+$")
 _ROLE_NAME_RE = re.compile(r"(?<![\w`]):([\w:.+-]+):`")
 _MYST_ROLE_RE = re.compile(r"\{([\w:.+-]+)\}`")
 _ROLE_TARGET_RE = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]*)>$", re.DOTALL)
-# Sphinx's autodoc directives and the kind of object each documents.
-_AUTODOC = ("automodule", "autoclass", "autoexception", "autofunction", "automethod",
-            "autoattribute", "autodata", "autoproperty", "autodecorator")  # fmt: skip
 # Directives whose content is body text, shown after a label (``Note:``).
 _LABELLED = {"versionadded": "New in version", "versionchanged": "Changed in version",
              "deprecated": "Deprecated since version", "seealso": "See also"}  # fmt: skip
@@ -120,13 +124,13 @@ def doctree_sections(
             if isinstance(child, nodes.section):
                 walk_section(child, level + 1)
             else:
-                parts[-1].blocks.extend(_blocks(child, state, level))
+                add_node(parts, child, state, level, _blocks)
 
     for child in document.children:
         if isinstance(child, nodes.section):
             walk_section(child, 1)
         else:
-            parts[-1].blocks.extend(_blocks(child, state, 0))
+            add_node(parts, child, state, 0, _blocks)
     sections = assemble_sections(
         parts, doc_id=doc_id, site_url=site_url, version=version, scope=scope
     )
@@ -178,8 +182,10 @@ def sphinx_namespace(text: str) -> Iterator[None]:
                 short = name.split(":", 1)[1] if name.startswith(("py:", "rst:")) else name
                 if name in ("code-block", "sourcecode"):
                     directives._directives[name] = _code_directive()
-                elif short in _AUTODOC or short in ("module", "currentmodule"):
-                    directives._directives[name] = _marker_directive(short)
+                elif short in AUTODOC or short in ("module", "currentmodule"):
+                    directives._directives[name] = marker_directive(short)
+                elif short in PY_OBJECTS and (name == short or name.startswith("py:")):
+                    directives._directives[name] = py_object_directive(short)
                 elif name not in known:
                     directives._directives[name] = _generic_directive(name)
             for name in set(_ROLE_NAME_RE.findall(text)) | set(_MYST_ROLE_RE.findall(text)):
@@ -230,48 +236,6 @@ def _code_directive() -> type:
     return CodeBlock
 
 
-def _marker_directive(kind: str) -> type:
-    """An autodoc directive as an API marker; ``module`` sets the page's current module."""
-    from docutils import nodes
-    from docutils.parsers.rst import Directive
-
-    class Marker(Directive):  # type: ignore[misc]
-        optional_arguments = 1
-        final_argument_whitespace = True
-        has_content = True
-
-        def run(self) -> list[Any]:
-            node = nodes.container()
-            node["citewise_api"] = kind
-            node["target"] = self.arguments[0].strip() if self.arguments else ""
-            node["options"] = dict(self.options or {})
-            return [node]
-
-    # Autodoc takes many options (members, show-inheritance…): accept every name.
-    Marker.option_spec = _AnyOptions()
-    return Marker
-
-
-class _AnyOptions(dict[str, Callable[[str | None], Any]]):
-    """An option spec that accepts any option name, its value kept as text."""
-
-    def __bool__(self) -> bool:
-        return True  # docutils reads options only when the spec is truthy
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __getitem__(self, key: str) -> Callable[[str | None], Any]:
-        return _option_value
-
-    def get(self, key: str, default: Any = None) -> Callable[[str | None], Any]:
-        return _option_value
-
-
-def _option_value(value: str | None) -> str:
-    return (value or "").strip()
-
-
 def _generic_directive(name: str) -> type:
     """Any other Sphinx directive: its arguments and content kept as body text."""
     from docutils import nodes
@@ -305,7 +269,7 @@ def _generic_directive(name: str) -> type:
                 self.state.nested_parse(self.content, self.content_offset, container)
             return [container]
 
-    Generic.option_spec = _AnyOptions()
+    Generic.option_spec = AnyOptions()
     return Generic
 
 
@@ -316,7 +280,7 @@ def _blocks(node: Any, state: dict[str, str], level: int) -> list[str]:
     from docutils import nodes
 
     if isinstance(node, nodes.container) and "citewise_api" in node:
-        return _api_marker(node, state, level)
+        return api_marker(node, state, level)
     if isinstance(node, nodes.container) and "citewise_toctree" in node:
         return []
     if isinstance(node, nodes.Invisible | nodes.system_message | nodes.raw):
@@ -401,44 +365,3 @@ def _table(node: Any) -> str:
     rows = [[_inline(entry) or entry.astext() for entry in row.children]
             for row in node.findall(nodes.row)]  # fmt: skip
     return markdown_table(rows)
-
-
-def _api_marker(node: Any, state: dict[str, str], level: int) -> list[str]:
-    """An autodoc directive as a ``:::`` line with the options that mirror autodoc's."""
-    kind = node["citewise_api"]
-    target = node["target"].split("(", 1)[0].strip()
-    if kind in ("module", "currentmodule"):
-        state["module"] = target
-        return []
-    given = node["options"]
-    module = given.get("module") or state["module"]
-    if kind == "automodule" or "." in target and _is_qualified(target, module):
-        path = target
-    else:
-        path = f"{module}.{target}" if module else target
-    members: Any = False
-    if "members" in given or "inherited-members" in given:
-        names = [m.strip() for m in given.get("members", "").split(",") if m.strip()]
-        members = names or None
-    options: dict[str, Any] = {
-        "show_root_heading": True,
-        "heading_level": level + 1,
-        "members": members,
-        "inherited_members": "inherited-members" in given,
-        "merge_init_into_class": True,
-        "show_submodules": False,
-        "show_if_no_docstring": "undoc-members" in given,
-        "filters": ["!^_"] + [f"!^{re.escape(m.strip())}$"
-                              for m in given.get("exclude-members", "").split(",") if m.strip()],
-        "docstring_style": "sphinx",
-        "sphinx": True,
-    }  # fmt: skip
-    block = yaml.safe_dump({"options": options}, default_flow_style=True, width=10_000).strip()
-    return [f"::: {path}\n    {block}"]
-
-
-def _is_qualified(target: str, module: str) -> bool:
-    """Whether a dotted autodoc target names its module (``requests.adapters.X``) rather than
-    a member of the current one (``Session.mount``)."""
-    head = target.split(".", 1)[0]
-    return not module or head == module.split(".", 1)[0] or head[:1].islower()

@@ -28,8 +28,9 @@ from typing import Any
 import yaml
 
 from citewise.errors import ConfigurationError, SourceError
+from citewise.parsing.autodoc import AutodocSettings
 from citewise.parsing.mkdocstrings import ApiReference
-from citewise.sources.sphinx_conf import find_sphinx_conf
+from citewise.sources.sphinx_conf import find_sphinx_conf, read_sphinx_conf
 
 __all__ = [
     "ALL_SCOPE",
@@ -55,6 +56,7 @@ ALL_SCOPE = "all"
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TOCTREE = re.compile(r"^\s*\.\. +toctree::")
 _TOC_ENTRY = re.compile(r"^.*<([^<>]+)>$")
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1+\s*$")
 
 
@@ -265,8 +267,11 @@ def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiRefer
 
     An MkDocs/Zensical site with the mkdocstrings plugin reads its handler's ``paths``
     (relative to the config file; default ``src/`` when it exists, else the project folder)
-    and ``options``. A Sphinx folder (``conf.py``) documents the project beside it: its
-    ``src/`` when there is one, else the project folder. None when no such folder exists.
+    and ``options``. A Sphinx folder (``conf.py`` in it or in its ``source/``) documents the
+    project it belongs to: the nearest folder above holding ``pyproject.toml``, ``setup.py`` or
+    ``setup.cfg`` (``docs/source`` → the project root), its ``src/`` when there is one; its
+    ``conf.py``'s autodoc settings are read (never run). None when no such folder exists:
+    the source is only ever the release's own, never an installed copy.
     """
     path = config if config is not None else find_site_config(docs_dir)
     if path is not None:
@@ -274,12 +279,22 @@ def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiRefer
         if site.api_handler is None:
             return None
         api = ApiReference.from_handler(site.api_handler, path.parent)
-    elif find_sphinx_conf(docs_dir) is not None:
-        api = ApiReference.from_handler({}, docs_dir.parent)
+    elif (conf := find_sphinx_conf(docs_dir)) is not None:
+        api = ApiReference.from_handler({}, _project_root(docs_dir))
+        api.autodoc_settings = AutodocSettings.from_conf(read_sphinx_conf(conf))
     else:
         return None
     # Without the source (docs copied on their own), directives stay as they are written.
     return api if any(p.is_dir() for p in api.paths) else None
+
+
+def _project_root(docs_dir: Path) -> Path:
+    """The project folder a docs folder belongs to (see :func:`folder_api_reference`)."""
+    folder = docs_dir.resolve()
+    for candidate in list(folder.parents)[:3]:
+        if any((candidate / name).is_file() for name in _PROJECT_FILES):
+            return candidate
+    return folder.parent
 
 
 def folder_nav_scopes(
