@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import quote, urlsplit
@@ -43,6 +43,7 @@ _RTD_HOSTS = (".readthedocs.io", ".readthedocs.org", ".readthedocs-hosted.com")
 _RTD_META = re.compile(
     rb"<meta\s+name=[\"']readthedocs-(project|version)-slug[\"']\s+content=[\"']([^\"']+)", re.I
 )
+_VERSION_LIKE = re.compile(r"^(?:latest|stable|dev|main|master|v?\d+(?:\.[\w-]+)*)$", re.I)
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(?:[-_][a-zA-Z]{2,4})?$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_+-][A-Za-z0-9_.+-]*$")
 _CACHE = "docs-sites.json"
@@ -143,6 +144,13 @@ def _detect(request: SiteRequest, cache: Path, http: Fetcher, refresh: bool) -> 
     mike = _mike(request, cache, http, refresh, required=False, tried=tried)
     if mike is not None:
         return mike
+    parts = [part for part in urlsplit(request.site).path.split("/") if part]
+    if request.site_source != "given" and parts and _VERSION_LIKE.match(parts[-1]):
+        # A docs link to one version of a mike site (``…/latest/``): its root has the list.
+        parent = replace(request, site=_with_path(request.site, parts[:-1]))
+        mike = _mike(parent, cache, http, refresh, required=False, tried=tried)
+        if mike is not None:
+            return mike
     try:
         page = http.probe(request.site, _PROBE_BYTES)
     except DownloadError as error:
@@ -212,18 +220,35 @@ def _readthedocs(
 ) -> PublishedDocs:
     """The Read the Docs version slug for the release, under the site's language."""
     if page is None:
-        page = http.probe(request.site, _PROBE_BYTES)
+        try:
+            page = http.probe(request.site, _PROBE_BYTES)
+        except DownloadError as error:
+            tried.append(f"{request.site} ({error})")
+            raise _nothing_found(request, tried, layout="Read the Docs") from None
     project, current = _rtd_slugs(page)
-    path = [part for part in urlsplit(page.url).path.split("/") if part]
     site_path = [part for part in urlsplit(request.site).path.split("/") if part]
-    # The site given is one version's root already (``…/en/26.3/``): cite it as given.
-    if current and len(site_path) >= 2 and site_path[-1] == current:
-        resolved = ResolvedRelease(request.version, PublishedVersion(current, current), "given")
-        return PublishedDocs("readthedocs", request.site, "", resolved)
-    language = "en"
-    if len(path) > len(site_path) and _LANGUAGE.match(path[len(site_path)]):
-        language = path[len(site_path)]
-    root = f"{request.site}{language}/"
+    path = [part for part in urlsplit(page.url).path.split("/") if part]
+    extra = path[len(site_path) :] if path[: len(site_path)] == site_path else []
+    if current and site_path and site_path[-1] == current:
+        if request.site_source == "given":
+            # The site given is one version's root already (``…/en/26.3/``): cite it so.
+            entry = PublishedVersion(current, current)
+            return PublishedDocs("readthedocs", request.site, "", ResolvedRelease(
+                request.version, entry, "given"))  # fmt: skip
+        # A docs link to one version (``…/en/latest/``): the installed version is wanted.
+        keep = 2 if len(site_path) >= 2 and _LANGUAGE.match(site_path[-2]) else 1
+        extra, site_path = site_path[-keep:], site_path[:-keep]
+        request = replace(request, site=_with_path(request.site, site_path))
+    # Read the Docs' URL schemes: /{language}/{version}/ (the default), /{version}/ (no
+    # translations), or one version at the root (single version): the root did not move.
+    if len(extra) >= 2 and _LANGUAGE.match(extra[0]):
+        root = f"{request.site}{extra[0]}/"
+    elif len(extra) == 1 and current and extra[0] == current:
+        root = request.site
+    elif not extra and page.status == 200:
+        return _unversioned(request, layout="readthedocs")
+    else:
+        root = f"{request.site}en/"
     slugs = _addons_versions(request.site, project, current, http, tried) if project else None
     if slugs is not None:
         found = resolve_slug(slugs, request.version)
@@ -241,12 +266,15 @@ def _readthedocs(
                 tried.append(f"{url} ({error})")
                 continue
             if status == 200:
-                entry = PublishedVersion(slug, slug)
-                return PublishedDocs(
-                    "readthedocs", root, slug, ResolvedRelease(request.version, entry, how)
-                )
+                resolved = ResolvedRelease(request.version, PublishedVersion(slug, slug), how)
+                return PublishedDocs("readthedocs", root, slug, resolved)
             tried.append(f"{url} (HTTP {status})")
     raise _nothing_found(request, tried, layout="Read the Docs")
+
+
+def _with_path(url: str, parts: list[str]) -> str:
+    split = urlsplit(url)
+    return f"{split.scheme}://{split.netloc}/" + "".join(f"{part}/" for part in parts)
 
 
 def _fallback_ok(found: ResolvedRelease | None, request: SiteRequest, slug: str = "") -> bool:
@@ -295,16 +323,16 @@ def _is_rtd_host(url: str) -> bool:
     return (urlsplit(url).hostname or "").endswith(_RTD_HOSTS)
 
 
-def _unversioned(request: SiteRequest) -> PublishedDocs:
+def _unversioned(request: SiteRequest, layout: str = "unversioned") -> PublishedDocs:
     entry = PublishedVersion(request.version, request.version)
     resolved = ResolvedRelease(request.version, entry, "unversioned")
-    return PublishedDocs("unversioned", request.site, "", resolved)
+    return PublishedDocs(layout, request.site, "", resolved)
 
 
 def _nothing_found(
     request: SiteRequest, tried: list[str], layout: str = ""
 ) -> ReleaseNotFoundError:
-    where = {"metadata": "its package metadata", "default": "a guess (no docs link)"}
+    where = {"metadata": "its package metadata", "default": "a guess, with no docs link"}
     found = where.get(request.site_source, "--site-url")
     what = f"no {layout} docs" if layout else "no docs site"
     return ReleaseNotFoundError(

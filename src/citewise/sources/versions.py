@@ -170,14 +170,19 @@ def resolve_slug(slugs: Sequence[str], requested: str) -> ResolvedRelease | None
     ``requested``: exact, PEP 440-equal (``v1.2.0rc1`` for ``1.2.0rc1``), its release line's
     branch, then ``stable`` and ``latest``; None when none of them is published."""
     published = {slug.strip().lower(): slug.strip() for slug in slugs if slug.strip()}
+    candidates = slug_candidates(requested)
     wanted = _normalize(requested.strip())
-    for slug, how in slug_candidates(requested):
-        if how == "fallback" and wanted is not None:
-            for key, original in published.items():
-                if _normalize(key) == wanted:
-                    return ResolvedRelease(requested, PublishedVersion(original, original),
-                                           "normalized")  # fmt: skip
-        if slug in published:
-            original = published[slug]
-            return ResolvedRelease(requested, PublishedVersion(original, original), how)
+    for slug, how in candidates:
+        if how == "exact" and slug in published:
+            return ResolvedRelease(requested, _slug(published[slug]), how)
+    for key, original in published.items():
+        if wanted is not None and _normalize(key) == wanted:
+            return ResolvedRelease(requested, _slug(original), "normalized")
+    for slug, how in candidates:
+        if how != "exact" and slug in published:
+            return ResolvedRelease(requested, _slug(published[slug]), how)
     return None
+
+
+def _slug(slug: str) -> PublishedVersion:
+    return PublishedVersion(slug, slug)
