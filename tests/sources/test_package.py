@@ -17,6 +17,7 @@ from citewise.errors import ConfigurationError, SourceError
 from citewise.sources.package import (
     InstalledPackage,
     installed_package,
+    marker_environment,
     package_release_spec,
     read_requirements,
 )
@@ -246,3 +247,17 @@ def test_requirements_index_each_pin_and_name_the_failures(
     assert out.splitlines()[0].startswith("widgets-1.4.2: 5 files (5 added")
     assert "orphan==0.1: not indexed:" in err and "--release OWNER/REPO@0.1" in err
     assert "requirements.txt:3: loose>=2: skipped: not pinned (>=2)" in err
+
+
+def test_markers_are_evaluated_for_the_python_named(tmp_path: Path) -> None:
+    environment = marker_environment(sys.executable)
+    assert environment["python_version"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    path = tmp_path / "requirements.txt"
+    path.write_text("new==1.0 ; python_version >= '3.8'\nold==1.0 ; python_version < '3.8'\n")
+    older = {**environment, "python_version": "3.7", "python_full_version": "3.7.9"}
+    assert read_requirements(path, older).pins == (("old", "1.0"),)
+    assert read_requirements(path, environment).pins == (("new", "1.0"),)
+    assert dict(read_requirements(path, older).skipped) == {
+        "requirements.txt:1: new==1.0 ; python_version >= '3.8'":
+            'its marker (python_version >= "3.8") is false for that Python'
+    }  # fmt: skip

@@ -141,6 +141,7 @@ def _index_requirements(
     from citewise.errors import CitewiseError
     from citewise.sources.package import (
         installed_package,
+        marker_environment,
         package_release_spec,
         read_requirements,
     )
@@ -150,7 +151,9 @@ def _index_requirements(
             "--requirements names each knowledge base and site itself: give --kb, --site-url "
             "or --version to one package with --package NAME (a knowledge base remembers them)"
         )
-    requirements = read_requirements(Path(args.requirements))
+    # Markers are evaluated for the Python the packages are installed in.
+    environment = marker_environment(args.python) if args.python else None
+    requirements = read_requirements(Path(args.requirements), environment)
     for where, reason in requirements.skipped:
         print(f"{where}: skipped: {reason}", file=sys.stderr)
     failed: dict[str, str] = {}

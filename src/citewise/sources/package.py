@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "InstalledPackage",
     "Requirements",
     "installed_package",
+    "marker_environment",
     "package_release_spec",
     "read_requirements",
 ]
@@ -55,6 +57,26 @@ else:
     print(json.dumps({"name": meta["Name"], "version": dist.version,
                       "urls": meta.get_all("Project-URL") or [],
                       "home_page": meta.get("Home-page") or ""}))
+"""
+
+
+# The marker environment as packaging computes it, with the standard library only (the other
+# Python may not have packaging).
+_MARKERS_PROBE = """
+import json, os, platform, sys
+info = sys.implementation.version
+version = f"{info.major}.{info.minor}.{info.micro}"
+if info.releaselevel != "final":
+    version += info.releaselevel[0] + str(info.serial)
+print(json.dumps({
+    "implementation_name": sys.implementation.name, "implementation_version": version,
+    "os_name": os.name, "platform_machine": platform.machine(),
+    "platform_release": platform.release(), "platform_system": platform.system(),
+    "platform_version": platform.version(), "python_full_version": platform.python_version(),
+    "platform_python_implementation": platform.python_implementation(),
+    "python_version": ".".join(platform.python_version_tuple()[:2]),
+    "sys_platform": sys.platform,
+}))
 """
 
 
@@ -138,10 +160,27 @@ def installed_package(name: str, python: str | None = None) -> InstalledPackage:
     return InstalledPackage(str(data["name"]), str(data["version"]), tuple(urls), python or "")
 
 
+def marker_environment(python: str) -> dict[str, str]:
+    """The environment markers of the interpreter ``python`` (``python_version``,
+    ``sys_platform``…), for evaluating a requirements file as it would be installed there.
+
+    Raises:
+        SourceError: that interpreter cannot be run.
+    """
+    found = _run(python, _MARKERS_PROBE)
+    if not isinstance(found, dict):
+        raise SourceError(f"--python {python} printed no environment markers")
+    return {str(key): str(value) for key, value in found.items()}
+
+
 def _probe(name: str, python: str) -> Any:
+    return _run(python, _PROBE, name)
+
+
+def _run(python: str, script: str, *argv: str) -> Any:
     try:
         done = subprocess.run(  # noqa: S603  (the interpreter the user named)
-            [python, "-c", _PROBE, name], capture_output=True, text=True, timeout=60, check=False
+            [python, "-c", script, *argv], capture_output=True, text=True, timeout=60, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SourceError(f"cannot run --python {python}: {error}") from None
@@ -190,11 +229,12 @@ class Requirements:
     skipped: tuple[tuple[str, str], ...]  # ("FILE:LINE: text", reason)
 
 
-def read_requirements(path: Path) -> Requirements:
+def read_requirements(path: Path, environment: Mapping[str, str] | None = None) -> Requirements:
     """The pins of a requirements file, with ``packaging``'s requirement grammar.
 
     A requirement with one ``==``/``===`` version (extras allowed) is a pin; its environment
-    marker is evaluated for this Python, a false one skips it. Comments, blank lines and
+    marker is evaluated for this Python (or ``environment``, another one's from
+    :func:`marker_environment`), a false one skips it. Comments, blank lines and
     options (``--index-url``…) are ignored; ``-r``/``--requirement FILE`` is read in place.
     Unpinned requirements, direct URLs, editables (``-e``), constraints and repeats are
     skipped, each with its reason.
@@ -204,7 +244,7 @@ def read_requirements(path: Path) -> Requirements:
     """
     pins: dict[str, tuple[str, str]] = {}
     skipped: list[tuple[str, str]] = []
-    _read_into(path, pins, skipped, seen=set())
+    _read_into(path, pins, skipped, seen=set(), environment=environment)
     if not pins:
         reasons = "; ".join(f"{where}: {why}" for where, why in skipped[:5])
         raise SourceError(f"{path}: no pinned requirements (name==version)" +
@@ -217,6 +257,7 @@ def _read_into(
     pins: dict[str, tuple[str, str]],
     skipped: list[tuple[str, str]],
     seen: set[Path],
+    environment: Mapping[str, str] | None,
 ) -> None:
     resolved = path.resolve()
     if resolved in seen:
@@ -231,13 +272,13 @@ def _read_into(
         if line.startswith("-"):
             option, _, value = line.partition(" ") if " " in line else line.partition("=")
             if option in ("-r", "--requirement") and value.strip():
-                _read_into(path.parent / value.strip(), pins, skipped, seen)
+                _read_into(path.parent / value.strip(), pins, skipped, seen, environment)
             elif option in ("-e", "--editable"):
                 skipped.append((where, "an editable install, not a published release"))
             elif option in ("-c", "--constraint"):
                 skipped.append((where, "constraints are not read (list the pins themselves)"))
             continue
-        reason, pin = _pin(line)
+        reason, pin = _pin(line, environment)
         if pin is None:
             skipped.append((where, reason))
             continue
@@ -268,14 +309,17 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return lines
 
 
-def _pin(line: str) -> tuple[str, tuple[str, str] | None]:
+def _pin(line: str, environment: Mapping[str, str] | None) -> tuple[str, tuple[str, str] | None]:
     """(why not, None) or ("", (name, version)) for one requirement line."""
     try:
         requirement = Requirement(line)
     except InvalidRequirement as error:
         return f"not a requirement ({str(error).splitlines()[0]})", None
-    if requirement.marker is not None and not requirement.marker.evaluate():
-        return f"its marker ({requirement.marker}) is false for this Python", None
+    if requirement.marker is not None and not requirement.marker.evaluate(
+        dict(environment) if environment is not None else None
+    ):
+        where = "that Python" if environment is not None else "this Python"
+        return f"its marker ({requirement.marker}) is false for {where}", None
     if requirement.url:
         return "a direct URL reference, not a published release", None
     exact = [s for s in requirement.specifier if s.operator in ("==", "===")]
