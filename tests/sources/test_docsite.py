@@ -87,3 +87,17 @@ def test_a_docs_link_to_a_mike_alias_uses_the_sites_versions_json(
     site.files["/widgets/latest/"] = b"<html></html>"
     docs = published(site, settings, site_hint=site.url("/widgets/latest/"))
     assert (docs.layout, docs.base) == ("mike", site.url("/widgets/2.0.0/"))
+
+
+def test_each_site_is_resolved_on_its_own_and_then_from_the_cache(
+    site: LocalSite, settings: Settings
+) -> None:
+    site.files["/a/versions.json"] = versions_json(("2.0.0", []))
+    site.files["/b/"] = b"<html></html>"
+    assert published(site, settings, site_hint=site.url("/a/")).layout == "mike"
+    # Another site of the same repository: the versions.json cached for the first is not its.
+    assert published(site, settings, site_hint=site.url("/b/")).base == site.url("/b/")
+    asked = len(site.requests)
+    assert published(site, settings, site_hint=site.url("/a/")).base == site.url("/a/2.0.0/")
+    assert published(site, settings, site_hint=site.url("/b/")).layout == "unversioned"
+    assert len(site.requests) == asked  # both answered from the cache

@@ -128,27 +128,31 @@ def resolve_docs(request: SiteRequest, cache: Path, http: Fetcher, refresh: bool
     cached_layout = known.get(key, {}).get("layout")
     if cached_layout and cached_layout != "mike":
         return _from_cache(known[key], request)
+    if cached_layout == "mike":  # found before, maybe at the root above a version's link
+        request = replace(request, site=str(known[key]["site_url"]))
     if request.layout == "mike" or request.versions_url or cached_layout == "mike":
         found = _mike(request, cache, http, refresh, required=True, tried=[])
         assert found is not None  # required: it raises instead
         return found  # versions.json is its cache
-    found = _detect(request, cache, http, refresh)
+    found = _detect(request, cache, http)
     _write_cache(cache, key, found)
     return found
 
 
-def _detect(request: SiteRequest, cache: Path, http: Fetcher, refresh: bool) -> PublishedDocs:
+def _detect(request: SiteRequest, cache: Path, http: Fetcher) -> PublishedDocs:
+    """The layout found from the site: versions.json asked for anew (a cached one may be
+    another site's), then the root page."""
     tried: list[str] = []
     if request.layout == "readthedocs" or _is_rtd_host(request.site):
         return _readthedocs(request, http, None, tried)
-    mike = _mike(request, cache, http, refresh, required=False, tried=tried)
+    mike = _mike(request, cache, http, True, required=False, tried=tried)
     if mike is not None:
         return mike
     parts = [part for part in urlsplit(request.site).path.split("/") if part]
     if request.site_source != "given" and parts and _VERSION_LIKE.match(parts[-1]):
         # A docs link to one version of a mike site (``…/latest/``): its root has the list.
         parent = replace(request, site=_with_path(request.site, parts[:-1]))
-        mike = _mike(parent, cache, http, refresh, required=False, tried=tried)
+        mike = _mike(parent, cache, http, True, required=False, tried=tried)
         if mike is not None:
             return mike
     try:
