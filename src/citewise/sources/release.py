@@ -87,6 +87,8 @@ class ReleaseSpec:
     layout: str = "auto"
     docs_version: str | None = None
     site_hint: str | None = None
+    # The page URL form (``dirhtml``, ``html``) when the docs' config cannot tell; None: read it.
+    page_form: str | None = None
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ReleaseSpec:
@@ -110,7 +112,10 @@ class ReleaseSpec:
                 raise ConfigurationError(f"invalid site URL {url!r}: use http(s)://HOST/PATH/")
 
     # The choices a knowledge base remembers (``citewise.kb.releases``): the fields a user set.
-    CHOICES = ("site_url", "versions_url", "archive_url", "layout", "docs_version", "docs_dir")
+    CHOICES = (
+        "site_url", "versions_url", "archive_url", "layout", "docs_version", "docs_dir",
+        "page_form",
+    )  # fmt: skip
 
     def choices(self) -> dict[str, str]:
         """The location choices made for this release (those not left at their default)."""
