@@ -20,11 +20,17 @@ Member = bytes | tarfile.TarInfo
 
 @dataclass
 class LocalSite:
-    """Serves ``files`` (URL path → body) over HTTP on 127.0.0.1; other paths are 404."""
+    """Serves ``files`` (URL path → body) over HTTP on 127.0.0.1; other paths are 404.
+
+    A path is looked up with its query string, then without it. ``redirects`` answer 302
+    to another path; ``headers`` are sent with every response (as a docs host sends its own).
+    """
 
     files: dict[str, bytes] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)
     status: dict[str, int] = field(default_factory=dict)  # path → forced error status
+    redirects: dict[str, str] = field(default_factory=dict)  # path → the path it moved to
+    headers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         site = self
@@ -32,14 +38,24 @@ class LocalSite:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 site.requests.append(self.path)
-                forced = site.status.get(self.path)
-                body = site.files.get(self.path)
-                if forced is not None or body is None:
+                path = self.path if self.path in site.files else self.path.split("?")[0]
+                forced = site.status.get(path)
+                body = site.files.get(path)
+                moved = site.redirects.get(path)
+                if moved is not None:
+                    self.send_response(302)
+                    self.send_header("Location", moved)
+                    self._finish(b"")
+                elif forced is not None or body is None:
                     self.send_response(forced or 404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                self.send_response(200)
+                    self._finish(b"")
+                else:
+                    self.send_response(200)
+                    self._finish(body)
+
+            def _finish(self, body: bytes) -> None:
+                for name, value in site.headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

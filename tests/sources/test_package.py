@@ -17,8 +17,9 @@ from citewise.errors import ConfigurationError, SourceError
 from citewise.sources.package import (
     InstalledPackage,
     installed_package,
+    marker_environment,
     package_release_spec,
-    pinned_requirements,
+    read_requirements,
 )
 
 from ..conftest import SHARED_DATA, require
@@ -62,10 +63,11 @@ def test_another_python_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert (found.version, found.repository) == ("1.4.2", ("acme", "widgets"))
     assert found.docs_url == "https://widgets.readthedocs.io"
     spec = package_release_spec(found)
+    # The site is the docs link; its version segment is found from the site when fetched.
     assert (spec.name, spec.version, spec.site) == (
-        "acme/widgets", "1.4.2", "https://widgets.readthedocs.io/en/v1.4.2/"
+        "acme/widgets", "1.4.2", "https://widgets.readthedocs.io/"
     )  # fmt: skip
-    assert not spec.versioned_site
+    assert (spec.site_source, spec.layout, spec.docs_version) == ("metadata", "auto", None)
 
 
 def test_a_missing_package_names_the_ways_out(tmp_path: Path) -> None:
@@ -91,10 +93,24 @@ def test_mike_sites_keep_versions_json() -> None:
         ("Documentation", "https://ilkersigirci.github.io/langgraph-openai-serve/"),
     ))  # fmt: skip
     spec = package_release_spec(package)
-    assert spec.name == "ilkersigirci/langgraph-openai-serve" and spec.versioned_site
+    assert spec.name == "ilkersigirci/langgraph-openai-serve"
     assert spec.site == "https://ilkersigirci.github.io/langgraph-openai-serve/"
     given = package_release_spec(package, site_url="https://docs.example/lgos/")
-    assert given.site == "https://docs.example/lgos/"
+    assert given.site == "https://docs.example/lgos/" and given.site_source == "given"
+
+
+def test_the_docs_site_is_the_docs_link_else_a_homepage_that_is_no_code_host() -> None:
+    def docs(*urls: tuple[str, str]) -> str | None:
+        return InstalledPackage("p", "1.0", urls).docs_url
+
+    source = ("Source", "https://github.com/pypa/packaging")
+    assert docs(source, ("Documentation", "https://packaging.pypa.io/")) == (
+        "https://packaging.pypa.io/"
+    )
+    assert docs(("Homepage", "https://www.starlette.io/"), source) == "https://www.starlette.io/"
+    assert docs(("Home-page", "https://github.com/acme/w"), source) is None
+    # Labels are compared as PEP 753 normalizes them.
+    assert docs(("Docs:", "https://w.example/")) == "https://w.example/"
 
 
 # -- requests 2.34.2, served as a tag archive and indexed through the CLI ---------------------
@@ -128,6 +144,8 @@ def requests_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index
         code, out, err = run_cli(
             "index", "--package", "requests", "--python", sys.executable,
             "--archive-url", site.base + ARCHIVE_PATH, "-q",
+            # Its Read the Docs version root, given as is (no request to the real site).
+            "--site-url", SITE, "--version", "",
             # Read the Docs builds requests with dirhtml by a project setting, not its source.
             "--page-form", "dirhtml",
         )  # fmt: skip
@@ -154,7 +172,7 @@ def test_package_indexes_prose_and_api_of_the_installed_release(
     assert summary.startswith("requests-2.34.2: 15 files (15 added")
     # Nothing is skipped silently: every other file of the docs folder is named.
     assert "skipped conf.py: no parser for .py" in requests_package.out
-    assert "release 2.34.2" in requests_package.out
+    assert f"release 2.34.2, cited at {SITE}" in requests_package.out
 
 
 def test_search_cites_the_api_reference_entry(requests_package: IndexedPackage) -> None:
@@ -167,15 +185,42 @@ def test_search_cites_the_api_reference_entry(requests_package: IndexedPackage) 
 # -- --requirements: one knowledge base per pinned package -----------------------------------
 
 
-def test_pinned_requirements(tmp_path: Path) -> None:
+def test_requirement_lines_are_read_with_the_packaging_grammar(tmp_path: Path) -> None:
+    (tmp_path / "base.txt").write_text("gizmos == 3.1  # from the base file\n")
     path = tmp_path / "requirements.txt"
     path.write_text(
-        "# app\n-r base.txt\nwidgets==1.4.2  # pinned\nGadgets[extra]===2.0 ; python_version>'3'\n"
+        "# app\n"
+        "-r base.txt\n"
+        "--index-url https://mirror.example/simple\n"
+        "widgets[extra]==1.4.2  # pinned\n"
+        "Gadgets===2.0 ; python_version > '3'\n"
+        "legacy==0.9 ; python_version < '3'\n"
+        "loose>=1.0\n"
+        "starred==1.*\n"
+        "direct @ https://example.org/direct-1.0.tar.gz\n"
+        "-e ./local-checkout\n"
+        "long-name==\\\n"
+        "    5.0\n"
+        "WIDGETS==9.9\n"
     )
-    assert pinned_requirements(path) == [("widgets", "1.4.2"), ("Gadgets", "2.0")]
+    found = read_requirements(path)
+    assert found.pins == (
+        ("gizmos", "3.1"), ("widgets", "1.4.2"), ("Gadgets", "2.0"), ("long-name", "5.0")
+    )  # fmt: skip
+    reasons = dict(found.skipped)
+    assert reasons == {
+        "requirements.txt:6: legacy==0.9 ; python_version < '3'":
+            "its marker (python_version < \"3\") is false for this Python",
+        "requirements.txt:7: loose>=1.0": "not pinned (>=1.0): use loose==VERSION",
+        "requirements.txt:8: starred==1.*": "not pinned (==1.*): use starred==VERSION",
+        "requirements.txt:9: direct @ https://example.org/direct-1.0.tar.gz":
+            "a direct URL reference, not a published release",
+        "requirements.txt:10: -e ./local-checkout": "an editable install, not a published release",
+        "requirements.txt:13: WIDGETS==9.9": "WIDGETS is already pinned to 1.4.2",
+    }  # fmt: skip
     path.write_text("widgets>=1.0\n")
-    with pytest.raises(SourceError, match=r"requirements.txt:1: 'widgets>=1.0' is not pinned"):
-        pinned_requirements(path)
+    with pytest.raises(SourceError, match=r"no pinned requirements.*widgets>=1.0: not pinned"):
+        read_requirements(path)
 
 
 def test_requirements_index_each_pin_and_name_the_failures(
@@ -189,7 +234,7 @@ def test_requirements_index_each_pin_and_name_the_failures(
                              "Source, https://github.com/acme/widgets")  # fmt: skip
         dist_info(packages, "orphan", "0.1", "Homepage, https://orphan.example")
         requirements = tmp_path / "requirements.txt"
-        requirements.write_text("widgets==1.4.2\norphan==0.1\n")
+        requirements.write_text("widgets==1.4.2\norphan==0.1\nloose>=2\n")
         monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
         monkeypatch.setenv("PYTHONPATH", str(packages))
         code, out, err = run_cli(
@@ -203,3 +248,18 @@ def test_requirements_index_each_pin_and_name_the_failures(
     # The pinned version is indexed, not the installed one.
     assert out.splitlines()[0].startswith("widgets-1.4.2: 5 files (5 added")
     assert "orphan==0.1: not indexed:" in err and "--release OWNER/REPO@0.1" in err
+    assert "requirements.txt:3: loose>=2: skipped: not pinned (>=2)" in err
+
+
+def test_markers_are_evaluated_for_the_python_named(tmp_path: Path) -> None:
+    environment = marker_environment(sys.executable)
+    assert environment["python_version"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    path = tmp_path / "requirements.txt"
+    path.write_text("new==1.0 ; python_version >= '3.8'\nold==1.0 ; python_version < '3.8'\n")
+    older = {**environment, "python_version": "3.7", "python_full_version": "3.7.9"}
+    assert read_requirements(path, older).pins == (("old", "1.0"),)
+    assert read_requirements(path, environment).pins == (("new", "1.0"),)
+    assert dict(read_requirements(path, older).skipped) == {
+        "requirements.txt:1: new==1.0 ; python_version >= '3.8'":
+            'its marker (python_version >= "3.8") is false for that Python'
+    }  # fmt: skip

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from citewise.errors import ReleaseNotFoundError, SourceError
-from citewise.sources.versions import PublishedVersion, parse_versions, resolve_version
+from citewise.sources.versions import (
+    PublishedVersion,
+    parse_versions,
+    resolve_slug,
+    resolve_version,
+    slug_candidates,
+)
 
 from ..conftest import LGOS, require
 
@@ -87,3 +93,38 @@ def test_malformed_versions_json_names_its_source(data: bytes, message: str) -> 
 def test_missing_titles_and_aliases_are_tolerated() -> None:
     entries = parse_versions(b'[{"version": "1.0"}]', "v.json")
     assert entries == [PublishedVersion("1.0", "1.0", ())]
+
+
+# -- Read the Docs version slugs ---------------------------------------------------------------
+
+
+def test_slug_candidates_go_from_the_tag_to_its_release_line_to_stable() -> None:
+    assert [slug for slug, _ in slug_candidates("8.5.0")] == [
+        "8.5.0", "v8.5.0", "8.5.x", "8.5", "8.x", "stable", "latest"
+    ]  # fmt: skip
+    assert slug_candidates("26.3")[:3] == [
+        ("26.3", "exact"),
+        ("v26.3", "exact"),
+        ("26.3.x", "branch"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("slugs", "requested", "slug", "how"),
+    [
+        (["latest", "stable", "26.3", "26.2"], "26.3", "26.3", "exact"),
+        (["latest", "v2.34.2"], "2.34.2", "v2.34.2", "exact"),
+        (["latest", "stable", "8.5.x", "8.4.x"], "8.5.0", "8.5.x", "branch"),
+        (["latest", "1.2.0-rc1"], "1.2.0rc1", "1.2.0-rc1", "normalized"),
+        (["latest", "stable"], "9.0", "stable", "fallback"),
+    ],
+)
+def test_a_read_the_docs_slug_is_resolved(
+    slugs: list[str], requested: str, slug: str, how: str
+) -> None:
+    found = resolve_slug(slugs, requested)
+    assert found is not None and (found.version, found.how) == (slug, how)
+
+
+def test_no_slug_for_a_project_without_stable_or_latest() -> None:
+    assert resolve_slug(["main"], "9.0") is None

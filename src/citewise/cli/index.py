@@ -19,6 +19,7 @@ from citewise.cli.common import (
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import Library
+from citewise.sources.docsite import LAYOUTS
 from citewise.sources.nav import ScopeRule, folder_api_reference
 
 if TYPE_CHECKING:
@@ -30,8 +31,9 @@ __all__ = ["add_index_commands"]
 _RESOLVED_HOW = {
     "normalized": "published as {version}",
     "alias": "alias",
+    "branch": "the docs of its release line, {version}",
     "development": "development version, latest docs",
-    "fallback": "not published, latest docs",
+    "fallback": "not published by itself, the {version} docs",
 }
 
 
@@ -73,19 +75,24 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
 
     given = [flag for flag, value in (("--release", args.release), ("--package", args.package),
              ("--requirements", args.requirements)) if value]  # fmt: skip
-    if args.folder is not None or args.version is not None:
-        raise ConfigurationError(f"{given[0]} takes no FOLDER or --version: it names both")
+    if args.folder is not None:
+        raise ConfigurationError(f"{given[0]} takes no FOLDER: it names the docs to fetch")
     if len(given) > 1:
         raise ConfigurationError(f"give one of {', '.join(given)}, not several")
-    options = dict(
+    # Only what the user gave: the rest is found, or remembered by the knowledge base.
+    options: dict[str, Any] = dict(
         site_url=args.site_url or None,
         versions_url=args.versions_url,
         archive_url=args.archive_url,
         fallback_latest=args.fallback == "latest",
-        docs_dir=args.docs_dir,
         scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
         page_form=args.page_form,
+        docs_version=args.version,
     )
+    if args.docs_dir is not None:
+        options["docs_dir"] = args.docs_dir
+    if args.site_layout is not None:
+        options["layout"] = args.site_layout
     if args.requirements:
         return _index_requirements(args, settings, options)
     if args.package:
@@ -112,31 +119,47 @@ def _index_spec(
         )  # fmt: skip
     fetched = result.release
     if args.json:
-        print_json({**asdict(result.report), **fetched.meta()})
+        print_json({**asdict(result.report), **fetched.meta(), "site": fetched.published.base,
+                    "links_skipped": fetched.skipped_links})  # fmt: skip
         return
     print(result.report.summary())
     _print_skipped(result.report.skipped)
+    for path, reason in fetched.skipped_links.items():
+        print(f"skipped {path} (archive link): {reason}")
     resolved = fetched.resolved
     how = _RESOLVED_HOW.get(resolved.how, "").format(version=resolved.version)
-    print(f"release {resolved.version}" + (f" (for {resolved.requested}: {how})" if how else ""))
+    print(
+        f"release {fetched.version}" + (f" (for {resolved.requested}: {how})" if how else "")
+        + f", cited at {fetched.published.base}"
+    )  # fmt: skip
 
 
 def _index_requirements(
     args: argparse.Namespace, settings: Settings, options: dict[str, Any]
 ) -> int:
     """One knowledge base per pinned package (``name==version``), its links from the
-    installed distribution; a package that fails is named and the others go on."""
+    installed distribution; a line that is not a pin and a package that fails are named
+    (with why) and the others go on. Each knowledge base keeps the site it was given."""
     from citewise.errors import CitewiseError
     from citewise.sources.package import (
         installed_package,
+        marker_environment,
         package_release_spec,
-        pinned_requirements,
+        read_requirements,
     )
 
-    if args.kb or args.site_url:
-        raise ConfigurationError("--requirements names each knowledge base and site itself")
+    if args.kb or args.site_url or args.version is not None:
+        raise ConfigurationError(
+            "--requirements names each knowledge base and site itself: give --kb, --site-url "
+            "or --version to one package with --package NAME (a knowledge base remembers them)"
+        )
+    # Markers are evaluated for the Python the packages are installed in.
+    environment = marker_environment(args.python) if args.python else None
+    requirements = read_requirements(Path(args.requirements), environment)
+    for where, reason in requirements.skipped:
+        print(f"{where}: skipped: {reason}", file=sys.stderr)
     failed: dict[str, str] = {}
-    for name, version in pinned_requirements(Path(args.requirements)):
+    for name, version in requirements.pins:
         try:
             installed = replace(installed_package(name, args.python), version=version)
             spec = package_release_spec(installed, **options)
@@ -187,7 +210,11 @@ def add_index_commands(commands: Subcommands) -> None:
     index.add_argument("folder", nargs="?", help="docs folder (not with --release)")
     index.add_argument("--kb", default=None, help="knowledge base (default: docs, REPO-RELEASE)")
     index.add_argument("--site-url", default="", help="published site URL, e.g. https://x.io/")
-    index.add_argument("--version", default=None, help="docs version segment in page URLs")
+    index.add_argument(
+        "--version", default=None,
+        help="docs version segment in page URLs ('' for none; with --package/--release it "
+        "skips finding it from the site)",
+    )  # fmt: skip
     index.add_argument("--release", help="index a published release: OWNER/REPO@VERSION")
     index.add_argument(
         "--package", metavar="NAME",
@@ -201,7 +228,11 @@ def add_index_commands(commands: Subcommands) -> None:
     index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
     index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")
     index.add_argument("--fallback", choices=["latest"], help="unpublished: use the latest docs")
-    index.add_argument("--docs-dir", default="docs", help="docs folder inside the archive")
+    index.add_argument("--docs-dir", default=None, help="docs folder inside the archive (docs)")
+    index.add_argument(
+        "--site-layout", choices=LAYOUTS, default=None,
+        help="how the docs site publishes versions (default auto: found from the site)",
+    )  # fmt: skip
     index.add_argument("--refresh", action="store_true", help="fetch versions.json again")
     index.add_argument(
         "--separate-scope", action="append", default=[], metavar="SECTION",

@@ -13,6 +13,8 @@ META_EMBEDDER = "embedder"
 META_EMBEDDER_MODEL = "embedder_model"
 META_RETRIEVAL = "retrieval"
 META_DESCRIPTION = "description"
+# A release's knowledge base: the site choices the user gave (JSON), reused by later runs.
+META_RELEASE_CHOICES = "release_choices"
 # Before one vocabulary: ``embedder`` held the model id and ``embedder_name`` the name.
 _OLD_EMBEDDER_NAME = "embedder_name"
 

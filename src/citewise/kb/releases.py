@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,12 +11,14 @@ from typing import Any
 
 import httpx
 
-from citewise.kb.config import KBConfig
+from citewise.errors import ConfigurationError
+from citewise.kb.config import META_RELEASE_CHOICES, KBConfig
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.kb.knowledge_base import KnowledgeBase, Options
 from citewise.kb.library import Library
 from citewise.models import Hit
 from citewise.options import ALL_SCOPE, SearchOptions
+from citewise.parsing.markdown import site_base
 from citewise.sources.release import (
     FetchedRelease,
     FetchLimits,
@@ -24,7 +27,13 @@ from citewise.sources.release import (
     release_kb_name,
 )
 
-__all__ = ["PendingRelease", "ReleaseIndex", "ReleaseIndexResult", "index_release"]
+__all__ = [
+    "PendingRelease",
+    "ReleaseIndex",
+    "ReleaseIndexResult",
+    "index_release",
+    "remembered_choices",
+]
 
 
 @dataclass(frozen=True)
@@ -49,28 +58,74 @@ def index_release(
     embedder: str | None = None,
 ) -> ReleaseIndexResult:
     """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
-    (default ``{repo}-{release}``), its section URLs ``{site_url}{release}/{page}/#{anchor}``.
+    (default ``{repo}-{release}``), its section URLs those of the published site.
 
-    The knowledge base's meta records ``release``, ``requested_version`` and ``release_match``.
-    ``embedder`` names the embedder of a new knowledge base (default: the settings').
+    The knowledge base's meta records ``release``, ``requested_version``, ``release_match``
+    and the site choices the user gave (``release_choices``: site URL, layout, version
+    segment…). A later run into the same knowledge base reuses those it does not override,
+    and one that would cite another site than the knowledge base does without being told to
+    is refused: citations are never silently rewritten.
+
+    Raises:
+        ConfigurationError: the run would change the knowledge base's site unasked.
     """
+    settings = library.settings.with_overrides(embedder=embedder)
+    guess = KnowledgeBase(kb_name or release_kb_name(spec.repo, spec.version), library=library)
+    spec = spec.with_choices(remembered_choices(guess))
     fetched = fetch_release(spec, library.settings, client=client, limits=limits, refresh=refresh)
     name = kb_name or release_kb_name(spec.repo, fetched.version)
-    settings = library.settings.with_overrides(embedder=embedder)
+    if name != guess.name:  # the release resolved to another version: its own remembered choices
+        remembered = remembered_choices(KnowledgeBase(name, library=library))
+        if spec.with_choices(remembered) != spec:
+            spec = spec.with_choices(remembered)
+            fetched = fetch_release(
+                spec, library.settings, client=client, limits=limits, refresh=refresh
+            )
     kb = KnowledgeBase(name, settings=settings, library=library)
+    published = fetched.published
+    _refuse_silent_rewrite(kb, spec, published.site_url, published.version)
+    choices = {**remembered_choices(kb), **spec.choices()}
     report = kb.index_folder(
         fetched.docs,
-        site_url=spec.site,
-        version=fetched.version if spec.versioned_site else None,
+        site_url=published.site_url,
+        version=published.version or None,
         progress=progress,
         scope_rule=spec.scope_rule,
-        meta=fetched.meta(),
+        meta={**fetched.meta(), META_RELEASE_CHOICES: json.dumps(choices, sort_keys=True)},
         rebuild=rebuild,
         # A release's knowledge base mirrors whichever release was last indexed into it.
         replace=True,
         page_form=spec.page_form,
     )
     return ReleaseIndexResult(kb, report, fetched)
+
+
+def remembered_choices(kb: KnowledgeBase) -> dict[str, str]:
+    """The site choices a release's knowledge base was indexed with (empty for a new one)."""
+    if not kb.exists:
+        return {}
+    try:
+        found = json.loads(kb.meta().get(META_RELEASE_CHOICES) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _refuse_silent_rewrite(kb: KnowledgeBase, spec: ReleaseSpec, site: str, version: str) -> None:
+    """A knowledge base that cites one site is not moved to another one found by a guess."""
+    if not kb.exists or spec.site_url or spec.docs_version is not None:
+        return  # new, or the user named the site or its version segment: that is the ask
+    meta = kb.meta()
+    recorded_site, recorded_version = meta.get("site_url", ""), meta.get("version", "")
+    was, now = site_base(recorded_site, recorded_version), site_base(site, version)
+    if not recorded_site or was == now:
+        return
+    raise ConfigurationError(
+        f"knowledge base {kb.name!r} cites {was}, but this run found {now} (from "
+        f"{'the package metadata' if spec.site_hint else 'a guess'}); its citations are not "
+        f"rewritten unasked: pass --site-url {recorded_site} (with --version "
+        f"{recorded_version or chr(39) * 2}) to keep them, or --site-url for the new site"
+    )
 
 
 class ReleaseIndex:

@@ -1,14 +1,18 @@
 """Extracts only the docs folder of a source archive (.tar.gz or .zip), refusing hostile entries.
 
 An archive is untrusted input. Before anything is written, every entry name is checked (no
-absolute path, no ``..``), and every entry to extract must be a plain file or folder (links,
-devices and FIFOs are refused) within caps on file count and size. Files are written into a
+absolute path, no ``..``), and every entry to extract must be a plain file or folder (hard
+links, devices and FIFOs are refused) within caps on file count and size. A symbolic link is
+never written as a link: its target is resolved by name inside the archive, and a link to a
+file or folder there is materialised as a copy of it; a link that points outside the archive,
+dangles or loops is skipped and reported (:func:`skipped_links`). Files are written into a
 fresh temporary folder beside the destination, which is renamed into place only when complete:
 a refused or failed extraction leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import json
 import lzma
 import os
 import shutil
@@ -25,10 +29,14 @@ from typing import IO
 from citewise.errors import DocsFolderMissingError, SourceError, UnsafeArchiveError
 from citewise.sources.nav import SITE_CONFIG_NAMES
 
-__all__ = ["ExtractLimits", "extract_docs"]
+__all__ = ["ExtractLimits", "extract_docs", "skipped_links"]
 
 MIB = 1024 * 1024
 _COPY_BLOCK = 64 * 1024
+_MAX_LINK_HOPS = 8  # a chain of links longer than this is treated as a loop
+_MAX_LINK_TARGET = 4096  # a zip stores a link's target as its content
+# Beside the extracted docs folder: the links that were skipped, and why (never indexed).
+SKIPPED_LINKS_FILE = ".skipped-links.json"
 
 
 @dataclass(frozen=True)
@@ -50,9 +58,10 @@ class _Entry:
     """One archive member, reduced to what extraction needs."""
 
     parts: tuple[str, ...]  # the normalized path, split
-    kind: str  # "file", "dir", "link" or "special"
+    kind: str  # "file", "dir", "symlink", "hardlink" or "special"
     size: int
     open: Callable[[], IO[bytes]]
+    target: str = ""  # a symlink's target, as stored
 
 
 def extract_docs(
@@ -63,14 +72,16 @@ def extract_docs(
     The docs folder is looked for under the archive's single top-level folder (as in GitHub's
     tag archives, ``repo-1.0/docs/``), else at its root. ``dest`` receives ``dest/{docs_dir}/``
     and any ``mkdocs.yml``/``zensical.toml`` found next to it; if ``dest`` appears meanwhile
-    (another process extracted the same archive), that copy is kept.
+    (another process extracted the same archive), that copy is kept. Symbolic links are
+    materialised or skipped (module docstring); the skipped ones are listed by
+    :func:`skipped_links` ``(dest)``.
 
     Returns:
         The extracted docs folder, ``dest / docs_dir``.
 
     Raises:
-        UnsafeArchiveError: an entry is absolute or has ``..``, an entry to extract is a link,
-            device or FIFO, or a cap of ``limits`` is exceeded.
+        UnsafeArchiveError: an entry is absolute or has ``..``, an entry to extract is a hard
+            link, device or FIFO, or a cap of ``limits`` is exceeded.
         DocsFolderMissingError: the archive has no such folder.
         SourceError: the file is not a readable .tar(.gz/.bz2/.xz) or .zip archive.
     """
@@ -80,12 +91,17 @@ def extract_docs(
         raise SourceError(f"invalid docs folder {docs_dir!r}: use a relative path")
     with _entries(archive, limits) as entries:
         prefix = _docs_prefix(entries, wanted.parts, archive)
-        selected = _select(entries, prefix, limits, archive)
+        strip = prefix[: -len(wanted.parts)]
+        skipped: dict[tuple[str, ...], str] = {}
+        selected = _select(entries, prefix, limits, archive, skipped)
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
         tmp.mkdir()
         try:
-            _write(selected, prefix[: -len(wanted.parts)], tmp, limits, archive)
+            _write(selected, strip, tmp, limits, archive)
+            if skipped:
+                named = {"/".join(path[len(strip) :]): why for path, why in skipped.items()}
+                (tmp / SKIPPED_LINKS_FILE).write_text(json.dumps(named, indent=1) + "\n")
             try:
                 os.rename(tmp, dest)
             except OSError:
@@ -97,6 +113,15 @@ def extract_docs(
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return dest / docs_dir.strip("/")
+
+
+def skipped_links(dest: Path) -> dict[str, str]:
+    """The symbolic links :func:`extract_docs` skipped into ``dest``: path → why."""
+    try:
+        found = json.loads((dest / SKIPPED_LINKS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 @contextmanager
@@ -130,7 +155,8 @@ def _tar_entries(tar: tarfile.TarFile) -> Iterator[_Entry]:
                 raise SourceError(f"{info.name}: not a file")
             return handle
 
-        yield _Entry(_split(info.name), _tar_kind(info), info.size, opener)
+        kind = _tar_kind(info)
+        yield _Entry(_split(info.name), kind, info.size, opener, info.linkname)
 
 
 def _tar_kind(info: tarfile.TarInfo) -> str:
@@ -138,21 +164,26 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
         return "file"
     if info.isdir():
         return "dir"
-    return "link" if info.issym() or info.islnk() else "special"
+    if info.issym():
+        return "symlink"
+    return "hardlink" if info.islnk() else "special"
 
 
 def _zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> _Entry:
     mode = info.external_attr >> 16
     file_type = mode & 0o170000
+    target = ""
     if info.is_dir():
         kind = "dir"
     elif file_type == 0o120000:
-        kind = "link"
+        kind = "symlink"
+        if info.file_size <= _MAX_LINK_TARGET:
+            target = zf.read(info).decode("utf-8", "replace")
     elif file_type in (0, 0o100000):
         kind = "file"
     else:
         kind = "special"
-    return _Entry(_split(info.filename), kind, info.file_size, lambda: zf.open(info))
+    return _Entry(_split(info.filename), kind, info.file_size, lambda: zf.open(info), target)
 
 
 def _split(name: str) -> tuple[str, ...]:
@@ -179,7 +210,7 @@ def _checked(entries: Iterator[_Entry], limits: ExtractLimits, archive: Path) ->
             )
         parts = tuple(part for part in entry.parts if part not in ("", "."))
         if parts:
-            found.append(_Entry(parts, entry.kind, entry.size, entry.open))
+            found.append(_Entry(parts, entry.kind, entry.size, entry.open, entry.target))
     return found
 
 
@@ -195,10 +226,16 @@ def _docs_prefix(entries: list[_Entry], docs: tuple[str, ...], archive: Path) ->
 
 
 def _select(
-    entries: list[_Entry], prefix: tuple[str, ...], limits: ExtractLimits, archive: Path
+    entries: list[_Entry],
+    prefix: tuple[str, ...],
+    limits: ExtractLimits,
+    archive: Path,
+    skipped: dict[tuple[str, ...], str],
 ) -> list[_Entry]:
-    """The docs folder's entries and the site config beside it; refuses what cannot be safe."""
+    """The docs folder's entries and the site config beside it, links materialised; refuses
+    what cannot be safe and records the links it skips in ``skipped``."""
     parent = prefix[:-1]
+    by_path = {entry.parts: entry for entry in entries}
     selected: list[_Entry] = []
     files = size = 0
     for entry in entries:
@@ -207,16 +244,76 @@ def _select(
         if not in_docs and not is_config:
             continue
         name = "/".join(entry.parts)
-        if entry.kind == "link":
-            raise UnsafeArchiveError(f"{archive.name}: refused: link {name!r} in the docs folder")
+        if entry.kind == "hardlink":
+            raise UnsafeArchiveError(f"{archive.name}: refused: hard link {name!r}")
         if entry.kind == "special":
             raise UnsafeArchiveError(f"{archive.name}: refused: device or FIFO {name!r}")
-        if entry.kind == "file":
-            files += 1
-            size += max(entry.size, 0)
-            _check_caps(files, size, limits, archive)
-        selected.append(entry)
+        found = [entry]
+        if entry.kind == "symlink":
+            found, why = _materialise(entry, entries, by_path)
+            if why:
+                skipped[entry.parts] = why
+        for item in found:
+            if item.kind == "file":
+                files += 1
+                size += max(item.size, 0)
+                _check_caps(files, size, limits, archive)
+            selected.append(item)
     return selected
+
+
+def _materialise(
+    link: _Entry, entries: list[_Entry], by_path: dict[tuple[str, ...], _Entry]
+) -> tuple[list[_Entry], str]:
+    """What a symlink stands for, as entries at its own path (a copy of the file, or of the
+    folder's files and folders), or none and why it is skipped."""
+    current = link
+    for _ in range(_MAX_LINK_HOPS):
+        target = _link_target(current)
+        if target is None:
+            return [], f"link to {current.target!r} points outside the archive"
+        if target == link.parts:
+            break  # back to where it started
+        if target == link.parts[: len(target)]:
+            return [], f"link to {link.target!r} loops back to a folder that holds it"
+        found = by_path.get(target)
+        if found is not None and found.kind == "symlink":
+            current = found
+            continue
+        if found is not None and found.kind == "file":
+            return [_Entry(link.parts, "file", found.size, found.open)], ""
+        inside = [e for e in entries if e.parts[: len(target)] == target and e.parts != target]
+        if not inside and (found is None or found.kind != "dir"):
+            return [], f"link to {link.target!r} dangles (no such entry in the archive)"
+        copies = [
+            _Entry(link.parts + e.parts[len(target) :], e.kind, e.size, e.open)
+            for e in inside
+            if e.kind in ("file", "dir")
+        ]
+        nested = len(copies) < len(inside)
+        return [_Entry(link.parts, "dir", 0, link.open), *copies], (
+            f"links inside the folder {link.target!r} were left out" if nested else ""
+        )
+    return [], f"link to {link.target!r} is a loop of links (or over {_MAX_LINK_HOPS} in a row)"
+
+
+def _link_target(link: _Entry) -> tuple[str, ...] | None:
+    """The archive path a symlink names, resolved by name from its folder; None when it is
+    absolute or climbs above the archive's root."""
+    raw = link.target.replace("\\", "/")
+    if not raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        return None
+    parts = list(link.parts[:-1])
+    for part in raw.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return tuple(parts)
 
 
 def _write(

@@ -11,29 +11,39 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from citewise.errors import ConfigurationError, SourceError
 from citewise.sources.release import ReleaseSpec
 
 __all__ = [
     "InstalledPackage",
+    "Requirements",
     "installed_package",
+    "marker_environment",
     "package_release_spec",
-    "pinned_requirements",
+    "read_requirements",
 ]
 
 _GITHUB_RE = re.compile(
     r"^https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?(?:[#?].*)?$"
 )
 _GITHUB_PAGES_RE = re.compile(r"^https?://([\w-]+)\.github\.io/([\w.-]+)")
-_PIN_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*===?\s*([^\s;#,]+)")
+_COMMENT_RE = re.compile(r"(^|\s+)#.*$")
+# Project-URL labels, normalized as PEP 753 does (lowercase, no punctuation or spaces).
 _DOCS_LABELS = ("documentation", "docs", "doc")
-_REPO_LABELS = ("source", "source code", "repository", "code", "github", "homepage", "home")
+_REPO_LABELS = ("source", "sourcecode", "repository", "code", "github", "homepage", "home")
+_HOME_LABELS = ("homepage", "home")
+# Hosts whose pages are a repository or an index entry, not a docs site.
+_NOT_DOCS_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "pypi.org")
 # Run by ``--python PATH``: that interpreter's view of the distribution, as JSON.
 _PROBE = """
 import json, sys
@@ -47,6 +57,26 @@ else:
     print(json.dumps({"name": meta["Name"], "version": dist.version,
                       "urls": meta.get_all("Project-URL") or [],
                       "home_page": meta.get("Home-page") or ""}))
+"""
+
+
+# The marker environment as packaging computes it, with the standard library only (the other
+# Python may not have packaging).
+_MARKERS_PROBE = """
+import json, os, platform, sys
+info = sys.implementation.version
+version = f"{info.major}.{info.minor}.{info.micro}"
+if info.releaselevel != "final":
+    version += info.releaselevel[0] + str(info.serial)
+print(json.dumps({
+    "implementation_name": sys.implementation.name, "implementation_version": version,
+    "os_name": os.name, "platform_machine": platform.machine(),
+    "platform_release": platform.release(), "platform_system": platform.system(),
+    "platform_version": platform.version(), "python_full_version": platform.python_version(),
+    "platform_python_implementation": platform.python_implementation(),
+    "python_version": ".".join(platform.python_version_tuple()[:2]),
+    "sys_platform": sys.platform,
+}))
 """
 
 
@@ -70,18 +100,28 @@ class InstalledPackage:
 
     @property
     def docs_url(self) -> str | None:
-        """Its documentation site, from a ``Documentation`` link."""
-        for label, url in self.urls:
-            if label.lower() in _DOCS_LABELS and urlsplit(url).scheme in ("http", "https"):
-                return url.strip()
+        """Its documentation site: a ``Documentation``/``Docs`` link, else a ``Homepage``
+        that is not a code host or a package index."""
+        for labels in (_DOCS_LABELS, _HOME_LABELS):
+            for label, url in self.urls:
+                parts = urlsplit(url.strip())
+                host = (parts.hostname or "").removeprefix("www.")
+                if _label(label) not in labels or parts.scheme not in ("http", "https"):
+                    continue
+                if labels is _DOCS_LABELS or host not in _NOT_DOCS_HOSTS:
+                    return url.strip()
         return None
 
     def _ranked(self, labels: tuple[str, ...]) -> list[tuple[str, str]]:
         def rank(item: tuple[str, str]) -> int:
-            label = item[0].lower()
+            label = _label(item[0])
             return labels.index(label) if label in labels else len(labels)
 
         return sorted(self.urls, key=rank)
+
+
+def _label(label: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", label.lower())
 
 
 def installed_package(name: str, python: str | None = None) -> InstalledPackage:
@@ -120,10 +160,27 @@ def installed_package(name: str, python: str | None = None) -> InstalledPackage:
     return InstalledPackage(str(data["name"]), str(data["version"]), tuple(urls), python or "")
 
 
+def marker_environment(python: str) -> dict[str, str]:
+    """The environment markers of the interpreter ``python`` (``python_version``,
+    ``sys_platform``…), for evaluating a requirements file as it would be installed there.
+
+    Raises:
+        SourceError: that interpreter cannot be run.
+    """
+    found = _run(python, _MARKERS_PROBE)
+    if not isinstance(found, dict):
+        raise SourceError(f"--python {python} printed no environment markers")
+    return {str(key): str(value) for key, value in found.items()}
+
+
 def _probe(name: str, python: str) -> Any:
+    return _run(python, _PROBE, name)
+
+
+def _run(python: str, script: str, *argv: str) -> Any:
     try:
         done = subprocess.run(  # noqa: S603  (the interpreter the user named)
-            [python, "-c", _PROBE, name], capture_output=True, text=True, timeout=60, check=False
+            [python, "-c", script, *argv], capture_output=True, text=True, timeout=60, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SourceError(f"cannot run --python {python}: {error}") from None
@@ -140,9 +197,9 @@ def package_release_spec(package: InstalledPackage, **options: Any) -> ReleaseSp
     """The release of the installed version, found from the package's links.
 
     ``options`` are :class:`ReleaseSpec`'s (``site_url``, ``archive_url``…); a given
-    ``site_url`` is used as is. A Read the Docs site has no versions.json: its pages are
-    under ``/en/v{version}/`` (the tag's name). A ``github.io`` site is a mike site with
-    versions.json, and so is the default ``https://{owner}.github.io/{repo}/``.
+    ``site_url`` is used as is. Otherwise the package's docs link (``Documentation``, else a
+    ``Homepage`` that is not a code host) is the site, and how it publishes versions (mike's
+    versions.json, Read the Docs, none) is found from the site itself when it is fetched.
 
     Raises:
         ConfigurationError: no GitHub repository among the links (the message lists them
@@ -160,41 +217,113 @@ def package_release_spec(package: InstalledPackage, **options: Any) -> ReleaseSp
             f"--release OWNER/REPO@{package.version}, with --site-url for its docs site"
         )
     owner, repo = repository
-    site = options.pop("site_url", None)
-    if site is None and docs and (_is_read_the_docs(docs) or _GITHUB_PAGES_RE.match(docs)):
-        site = f"{docs.rstrip('/')}/en/v{package.version}/" if _is_read_the_docs(docs) else docs
-    versioned = site is None or not _is_read_the_docs(site)
-    return ReleaseSpec(owner, repo, package.version, site_url=site, versioned_site=versioned,
-                       **options)  # fmt: skip
+    options.setdefault("site_hint", docs)
+    return ReleaseSpec(owner, repo, package.version, **options)
 
 
-def _is_read_the_docs(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host.endswith((".readthedocs.io", ".readthedocs.org"))
+@dataclass(frozen=True)
+class Requirements:
+    """A requirements file read: its ``name==version`` pins, and the lines skipped and why."""
+
+    pins: tuple[tuple[str, str], ...]
+    skipped: tuple[tuple[str, str], ...]  # ("FILE:LINE: text", reason)
 
 
-def pinned_requirements(path: Path) -> list[tuple[str, str]]:
-    """The ``name==version`` pins of a requirements file, in order.
+def read_requirements(path: Path, environment: Mapping[str, str] | None = None) -> Requirements:
+    """The pins of a requirements file, with ``packaging``'s requirement grammar.
 
-    Options (``-r``, ``--index-url``), comments and environment markers are ignored.
+    A requirement with one ``==``/``===`` version (extras allowed) is a pin; its environment
+    marker is evaluated for this Python (or ``environment``, another one's from
+    :func:`marker_environment`), a false one skips it. Comments, blank lines and
+    options (``--index-url``…) are ignored; ``-r``/``--requirement FILE`` is read in place.
+    Unpinned requirements, direct URLs, editables (``-e``), constraints and repeats are
+    skipped, each with its reason.
 
     Raises:
-        SourceError: the file cannot be read, a line is a requirement that is not pinned
-            (the message names it), or it pins nothing.
+        SourceError: a file cannot be read, or nothing in it is pinned.
     """
+    pins: dict[str, tuple[str, str]] = {}
+    skipped: list[tuple[str, str]] = []
+    _read_into(path, pins, skipped, seen=set(), environment=environment)
+    if not pins:
+        reasons = "; ".join(f"{where}: {why}" for where, why in skipped[:5])
+        raise SourceError(f"{path}: no pinned requirements (name==version)" +
+                          (f": {reasons}" if reasons else ""))  # fmt: skip
+    return Requirements(tuple(pins.values()), tuple(skipped))
+
+
+def _read_into(
+    path: Path,
+    pins: dict[str, tuple[str, str]],
+    skipped: list[tuple[str, str]],
+    seen: set[Path],
+    environment: Mapping[str, str] | None,
+) -> None:
+    resolved = path.resolve()
+    if resolved in seen:
+        return
+    seen.add(resolved)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise SourceError(f"cannot read {path}: {error}") from None
-    pins: list[tuple[str, str]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith(("#", "-")):
+    for number, line in _logical_lines(text):
+        where = f"{path.name}:{number}: {line}"
+        if line.startswith("-"):
+            option, _, value = line.partition(" ") if " " in line else line.partition("=")
+            if option in ("-r", "--requirement") and value.strip():
+                _read_into(path.parent / value.strip(), pins, skipped, seen, environment)
+            elif option in ("-e", "--editable"):
+                skipped.append((where, "an editable install, not a published release"))
+            elif option in ("-c", "--constraint"):
+                skipped.append((where, "constraints are not read (list the pins themselves)"))
             continue
-        match = _PIN_RE.match(line)
-        if match is None:
-            raise SourceError(f"{path}:{number}: {line!r} is not pinned (use name==version)")
-        pins.append((match.group(1), match.group(2)))
-    if not pins:
-        raise SourceError(f"{path}: no pinned requirements (name==version)")
-    return pins
+        reason, pin = _pin(line, environment)
+        if pin is None:
+            skipped.append((where, reason))
+            continue
+        key = canonicalize_name(pin[0])
+        if key in pins:
+            skipped.append((where, f"{pin[0]} is already pinned to {pins[key][1]}"))
+            continue
+        pins[key] = pin
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each line, comments cut and ``\\`` continuations joined."""
+    lines: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _COMMENT_RE.sub("", raw)
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        joined = (pending + line).strip()
+        pending = ""
+        if joined:
+            lines.append((start, joined))
+    if pending.strip():
+        lines.append((start, pending.strip()))
+    return lines
+
+
+def _pin(line: str, environment: Mapping[str, str] | None) -> tuple[str, tuple[str, str] | None]:
+    """(why not, None) or ("", (name, version)) for one requirement line."""
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement as error:
+        return f"not a requirement ({str(error).splitlines()[0]})", None
+    if requirement.marker is not None and not requirement.marker.evaluate(
+        dict(environment) if environment is not None else None
+    ):
+        where = "that Python" if environment is not None else "this Python"
+        return f"its marker ({requirement.marker}) is false for {where}", None
+    if requirement.url:
+        return "a direct URL reference, not a published release", None
+    exact = [s for s in requirement.specifier if s.operator in ("==", "===")]
+    if len(exact) != 1 or exact[0].version.endswith(".*"):
+        shown = str(requirement.specifier) or "no version"
+        return f"not pinned ({shown}): use {requirement.name}==VERSION", None
+    return "", (requirement.name, exact[0].version)

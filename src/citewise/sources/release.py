@@ -1,10 +1,13 @@
-"""Fetches the docs of one published release: versions.json → tag archive → docs folder.
+"""Fetches the docs of one published release: docs site → tag archive → docs folder.
 
-Indexing the folder is the service layer's (``citewise.kb.releases``). Everything fetched is
-cached per release under ``{CITEWISE_HOME}/releases/{owner}/{repo}/``: ``versions.json``,
-``{release}/archive.tar.gz`` and ``{release}/source/`` (the extracted docs folder and site
-config). A second run finds all of it and makes no request; the cached versions.json is
-fetched again only when it does not know the requested version (or with ``refresh``).
+Where the release's docs are published (a mike site's versions.json, Read the Docs, an
+unversioned site) is ``citewise.sources.docsite``'s; indexing the folder is the service
+layer's (``citewise.kb.releases``). Everything fetched is cached per release under
+``{CITEWISE_HOME}/releases/{owner}/{repo}/``: ``versions.json``, ``docs-sites.json`` (how each
+site was resolved), ``{release}/archive.tar.gz`` and ``{release}/source/`` (the extracted docs
+folder and site config). A second run finds all of it and makes no request; the cached
+versions.json is fetched again only when it does not know the requested version (or with
+``refresh``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 import shutil
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,14 +32,10 @@ from citewise.errors import (
     ReleaseNotFoundError,
     SourceError,
 )
-from citewise.sources.archive import ExtractLimits, extract_docs
+from citewise.sources.archive import ExtractLimits, extract_docs, skipped_links
+from citewise.sources.docsite import LAYOUTS, Probe, PublishedDocs, SiteRequest, resolve_docs
 from citewise.sources.nav import ScopeRule
-from citewise.sources.versions import (
-    PublishedVersion,
-    ResolvedRelease,
-    parse_versions,
-    resolve_version,
-)
+from citewise.sources.versions import ResolvedRelease
 
 __all__ = [
     "DEFAULT_ARCHIVE_URLS",
@@ -68,6 +67,12 @@ class ReleaseSpec:
     URL templates take ``{owner}``, ``{repo}``, ``{site_url}`` and (archives) ``{version}``,
     the release as versions.json names it. ``archive_url`` None tries GitHub's ``v{version}``
     then ``{version}`` tag archives.
+
+    ``site_url`` is the docs site the user named (used as given); ``site_hint`` the one the
+    package's metadata links to; with neither, ``https://{owner}.github.io/{repo}/``.
+    ``layout`` (one of :data:`~citewise.sources.docsite.LAYOUTS`) and ``docs_version`` (the
+    version segment of page URLs, ``""`` for none) skip the detection of how that site
+    publishes versions.
     """
 
     owner: str
@@ -79,9 +84,9 @@ class ReleaseSpec:
     fallback_latest: bool = False
     docs_dir: str = "docs"
     scope_rule: ScopeRule = field(default_factory=ScopeRule)
-    # False for a site without versions.json (Read the Docs): ``version`` is used as given
-    # and ``site_url`` already names it, so page URLs are ``{site_url}{page}``.
-    versioned_site: bool = True
+    layout: str = "auto"
+    docs_version: str | None = None
+    site_hint: str | None = None
     # The page URL form (``dirhtml``, ``html``) when the docs' config cannot tell; None: read it.
     page_form: str | None = None
 
@@ -98,6 +103,36 @@ class ReleaseSpec:
         for part in (self.owner, self.repo):
             if not _NAME.match(part) or part in (".", ".."):
                 raise ConfigurationError(f"invalid release repository {self.name!r}")
+        if self.layout not in LAYOUTS:
+            raise ConfigurationError(
+                f"unknown site layout {self.layout!r} (known: {', '.join(LAYOUTS)})"
+            )
+        for url in (self.site_url, self.site_hint):
+            if url and urlsplit(url).scheme not in ("http", "https"):
+                raise ConfigurationError(f"invalid site URL {url!r}: use http(s)://HOST/PATH/")
+
+    # The choices a knowledge base remembers (``citewise.kb.releases``): the fields a user set.
+    CHOICES = (
+        "site_url", "versions_url", "archive_url", "layout", "docs_version", "docs_dir",
+        "page_form",
+    )  # fmt: skip
+
+    def choices(self) -> dict[str, str]:
+        """The location choices made for this release (those not left at their default)."""
+        defaults = ReleaseSpec(self.owner, self.repo, self.version)
+        return {
+            name: str(getattr(self, name))
+            for name in self.CHOICES
+            if getattr(self, name) != getattr(defaults, name)
+        }
+
+    def with_choices(self, remembered: dict[str, str]) -> ReleaseSpec:
+        """This spec, with each remembered choice it leaves at its default filled in."""
+        chosen = self.choices()
+        fill: dict[str, Any] = {
+            k: v for k, v in remembered.items() if k in self.CHOICES and k not in chosen
+        }
+        return replace(self, **fill) if fill else self
 
     @property
     def name(self) -> str:
@@ -106,8 +141,17 @@ class ReleaseSpec:
     @property
     def site(self) -> str:
         """The docs site's root URL, ending with ``/``."""
-        url = self.site_url or DEFAULT_SITE_URL.format(owner=self.owner, repo=self.repo)
+        url = (
+            self.site_url
+            or self.site_hint
+            or DEFAULT_SITE_URL.format(owner=self.owner, repo=self.repo)
+        )
         return url if url.endswith("/") else url + "/"
+
+    @property
+    def site_source(self) -> str:
+        """Where :attr:`site` comes from: ``given``, ``metadata`` or ``default``."""
+        return "given" if self.site_url else "metadata" if self.site_hint else "default"
 
     def versions_location(self) -> str:
         template = self.versions_url or DEFAULT_VERSIONS_URL
@@ -132,17 +176,23 @@ class FetchLimits:
 
 @dataclass(frozen=True)
 class FetchedRelease:
-    """A release's docs on disk and how the requested version was resolved."""
+    """A release's docs on disk, where they are published and how the version was resolved."""
 
     spec: ReleaseSpec
-    resolved: ResolvedRelease
+    published: PublishedDocs
     docs: Path
     archive: Path
     requests: int  # HTTP requests this fetch made: 0 when everything was cached
+    skipped_links: dict[str, str] = field(default_factory=dict)  # archive links left out
+
+    @property
+    def resolved(self) -> ResolvedRelease:
+        return self.published.resolved
 
     @property
     def version(self) -> str:
-        return self.resolved.version
+        """The release whose source is indexed (its tag archive's version)."""
+        return self.published.release
 
     def meta(self) -> dict[str, str]:
         """What a knowledge base records about its release (answers can report it)."""
@@ -151,6 +201,8 @@ class FetchedRelease:
             "requested_version": self.resolved.requested,
             "release_match": self.resolved.how,
             "release_repo": self.spec.name,
+            "release_layout": self.published.layout,
+            "release_docs_version": self.published.version,
         }
 
 
@@ -181,10 +233,15 @@ def fetch_release(
     http = _Http(client, limits)
     try:
         root = settings.home / "releases" / spec.owner / spec.repo
-        resolved = _resolve(spec, root, http, refresh)
-        release = resolved.version
+        versions_url = spec.versions_location() if spec.versions_url else ""
+        request = SiteRequest(
+            spec.site, spec.version, spec.layout, versions_url, spec.docs_version,
+            spec.fallback_latest, spec.site_source,
+        )  # fmt: skip
+        published = resolve_docs(request, root, http, refresh)
+        release = published.release
         if not _SEGMENT.match(release):
-            raise SourceError(f"{spec.versions_location()}: unsafe version name {release!r}")
+            raise SourceError(f"{spec.site}: unsafe version name {release!r}")
         folder = root / release
         source = folder / (
             "source" if spec.docs_dir == "docs" else _safe(f"source-{spec.docs_dir}")
@@ -199,7 +256,8 @@ def fetch_release(
             except SourceError:
                 archive.unlink(missing_ok=True)  # a refused archive must be fetched anew
                 raise
-        return FetchedRelease(spec, resolved, source / spec.docs_dir, archive, http.requests)
+        docs = source / spec.docs_dir
+        return FetchedRelease(spec, published, docs, archive, http.requests, skipped_links(source))
     finally:
         http.close()
 
@@ -213,22 +271,51 @@ class _Http:
         self.limits = limits
         self.requests = 0
 
-    def get(self, url: str, target: Path, max_bytes: int) -> int:
-        """Stream ``url`` into ``target`` atomically; returns the HTTP status (404 writes
-        nothing)."""
+    @property
+    def max_versions_bytes(self) -> int:
+        return self.limits.max_versions_bytes
+
+    def _open(self) -> httpx.Client:
         if self._client is None:
             self._client = httpx.Client(
                 timeout=self.limits.timeout,
                 follow_redirects=True,
                 headers={"User-Agent": "citewise"},
             )
+        return self._client
+
+    def probe(self, url: str, max_bytes: int) -> Probe:
+        """GET ``url`` (redirects followed) for its status, final URL, headers and at most
+        ``max_bytes`` of its body; any status is an answer, only a network error raises."""
+        client = self._open()
+        self.requests += 1
+        body = bytearray()
+        try:
+            with client.stream("GET", url) as response:
+                for block in response.iter_bytes():
+                    body += block
+                    if len(body) >= max_bytes:
+                        break
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                return Probe(
+                    response.status_code, str(response.url), headers, bytes(body[:max_bytes])
+                )
+        except httpx.TimeoutException:
+            raise DownloadError(f"timed out fetching {url}") from None
+        except httpx.HTTPError as error:
+            raise DownloadError(f"network error fetching {url}: {error}") from None
+
+    def get(self, url: str, target: Path, max_bytes: int) -> int:
+        """Stream ``url`` into ``target`` atomically; returns the HTTP status (404 writes
+        nothing)."""
+        client = self._open()
         target.parent.mkdir(parents=True, exist_ok=True)
         self._remove_stale_parts(target)
         part = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
         self.requests += 1
         deadline = time.monotonic() + self.limits.total_timeout
         try:
-            with self._client.stream("GET", url) as response:
+            with client.stream("GET", url) as response:
                 if response.status_code == 404:
                     return 404
                 if response.status_code >= 400:
@@ -273,26 +360,6 @@ class _Http:
             self._client.close()
 
 
-def _resolve(spec: ReleaseSpec, root: Path, http: _Http, refresh: bool) -> ResolvedRelease:
-    if not spec.versioned_site:
-        return ResolvedRelease(spec.version, PublishedVersion(spec.version, spec.version), "exact")
-    cached = root / "versions.json"
-    url = spec.versions_location()
-    if cached.is_file() and not refresh:
-        try:
-            entries = parse_versions(cached.read_bytes(), str(cached))
-            return resolve_version(entries, spec.version, fallback_latest=spec.fallback_latest)
-        except SourceError:
-            pass  # a release published since the cache was written: ask the site again
-    if http.get(url, cached, http.limits.max_versions_bytes) == 404:
-        raise ReleaseNotFoundError(
-            f"no versions.json at {url} (HTTP 404): {spec.name} publishes no versioned docs "
-            "there; set --site-url or --versions-url"
-        )
-    entries = parse_versions(cached.read_bytes(), url)
-    return resolve_version(entries, spec.version, fallback_latest=spec.fallback_latest)
-
-
 def _download_archive(spec: ReleaseSpec, release: str, folder: Path, http: _Http) -> Path:
     urls = spec.archive_locations(release)
     for url in urls:
@@ -301,8 +368,8 @@ def _download_archive(spec: ReleaseSpec, release: str, folder: Path, http: _Http
         if http.get(url, target, http.limits.max_archive_bytes) != 404:
             return target
     raise ReleaseNotFoundError(
-        f"release {release} of {spec.name} is in versions.json but its source archive is not "
-        f"published: {', '.join(urls)} (HTTP 404)"
+        f"release {release} of {spec.name} has published docs but its source archive is not "
+        f"published: {', '.join(urls)} (HTTP 404); give --archive-url"
     )
 
 

@@ -1,4 +1,6 @@
-"""Resolves a requested version against the versions.json that mike and Zensical publish."""
+"""Resolves a requested version against what a docs site publishes: the versions.json of mike
+and Zensical, or the version slugs of Read the Docs (``26.3``, ``v2.34.2``, ``8.5.x``, ``stable``).
+"""
 
 from __future__ import annotations
 
@@ -16,10 +18,13 @@ __all__ = [
     "PublishedVersion",
     "ResolvedRelease",
     "parse_versions",
+    "resolve_slug",
     "resolve_version",
+    "slug_candidates",
 ]
 
 LATEST = "latest"
+STABLE = "stable"  # Read the Docs: the newest release
 # What a package reports when it runs from a checkout without a tag (hatch-vcs, setuptools-scm
 # fallbacks): no docs are published for it, so the newest docs stand in.
 DEVELOPMENT_VERSIONS = frozenset({"0.0.0", "0.0.1"})
@@ -39,8 +44,9 @@ class ResolvedRelease:
     """Which published docs answer for a requested version, and how they were chosen.
 
     ``how`` is ``exact``, ``alias``, ``normalized`` (PEP 440 equal: ``1.2.0rc1`` =
-    ``1.2.0-rc1``), ``development`` (a placeholder version) or ``fallback`` (absent, with
-    ``--fallback latest``).
+    ``1.2.0-rc1``), ``branch`` (the docs of its release line, ``8.5.x``), ``development`` (a
+    placeholder version), ``fallback`` (absent: the latest or stable docs), ``given`` (the
+    version segment named by the user) or ``unversioned`` (a site with no version segment).
     """
 
     requested: str
@@ -134,3 +140,49 @@ def _normalize(version: str) -> Version | None:
         return Version(version)
     except InvalidVersion:
         return None
+
+
+def slug_candidates(requested: str) -> list[tuple[str, str]]:
+    """The Read the Docs version slugs that may publish ``requested``, best first, with how
+    each matches: the version and its tag (``26.3``, ``v26.3``), its release line's branches
+    (``26.3.x``, ``26.x``), then ``stable`` and ``latest``."""
+    wanted = requested.strip().lower()
+    found: list[tuple[str, str]] = []
+    if wanted:
+        bare = wanted[1:] if wanted.startswith("v") else wanted
+        found += [(bare, "exact"), (f"v{bare}", "exact")]
+        parsed = _normalize(bare)
+        if parsed is not None and not parsed.is_devrelease:
+            release = parsed.release
+            if len(release) >= 2:
+                major_minor = f"{release[0]}.{release[1]}"
+                found += [(f"{major_minor}.x", "branch"), (major_minor, "branch")]
+            found.append((f"{release[0]}.x", "branch"))
+    found += [(STABLE, "fallback"), (LATEST, "fallback")]
+    unique: dict[str, str] = {}
+    for slug, how in found:
+        unique.setdefault(slug, how)
+    return list(unique.items())
+
+
+def resolve_slug(slugs: Sequence[str], requested: str) -> ResolvedRelease | None:
+    """The Read the Docs version among ``slugs`` (the project's active versions) for
+    ``requested``: exact, PEP 440-equal (``v1.2.0rc1`` for ``1.2.0rc1``), its release line's
+    branch, then ``stable`` and ``latest``; None when none of them is published."""
+    published = {slug.strip().lower(): slug.strip() for slug in slugs if slug.strip()}
+    candidates = slug_candidates(requested)
+    wanted = _normalize(requested.strip())
+    for slug, how in candidates:
+        if how == "exact" and slug in published:
+            return ResolvedRelease(requested, _slug(published[slug]), how)
+    for key, original in published.items():
+        if wanted is not None and _normalize(key) == wanted:
+            return ResolvedRelease(requested, _slug(original), "normalized")
+    for slug, how in candidates:
+        if how != "exact" and slug in published:
+            return ResolvedRelease(requested, _slug(published[slug]), how)
+    return None
+
+
+def _slug(slug: str) -> PublishedVersion:
+    return PublishedVersion(slug, slug)
