@@ -16,7 +16,14 @@ from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import LATEST
 from tests import pg
-from tests.store.support import CJK_TEXTS, DIM, unit, update
+from tests.store.support import (
+    CJK_TEXTS,
+    DIM,
+    IDENTIFIER_QUERIES,
+    IDENTIFIER_TEXTS,
+    unit,
+    update,
+)
 
 CORPUS = [
     "Configuring servers and the server port",
@@ -27,11 +34,12 @@ CORPUS = [
     "what and how: the stop words only",
     "Generalization of generalized generators",
     *CJK_TEXTS.values(),
+    *IDENTIFIER_TEXTS,
 ]
 QUERIES = [
     "How do I configure a server?", "server servers", "cache", "keys rotate", "what how",
     "generalize", "café", "删除文档要依靠哪个字段？", "天气", "字", "vector_weight 有什么作用",
-    "jobs in the cluster", "nothing matches zebra",
+    "jobs in the cluster", "nothing matches zebra", *IDENTIFIER_QUERIES,
 ]  # fmt: skip
 
 
@@ -124,7 +132,7 @@ def test_the_schema_is_versioned_and_migrated_on_first_use(pg_url: str) -> None:
         with pytest.raises(ConfigurationError, match="citewise store migrate"):
             off.names()
         assert off.schema_version() == 0
-        assert off.migrate() == [LATEST] and off.names() == []
+        assert off.migrate() == list(range(1, LATEST + 1)) and off.names() == []
     finally:
         off.close()
     store = open_store(pg_url, home=Path("."))
