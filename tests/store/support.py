@@ -72,8 +72,8 @@ CJK_TEXTS = {
 
 # Identifiers among prose that uses their parts as words (store/identifiers.py).
 IDENTIFIER_TEXTS = [
-    "| `LGOS_OPENAI_API_PREFIX` | `/v1` | The API prefix. |",
-    "Change the API prefix: the OpenAI prefix of the LGOS API, prefix after prefix.",
+    "| `LGOS_OPENAI_API_PREFIX` | `/v1` | Where the routes mount. |",
+    "Change the API prefix: the API prefix of the LGOS OpenAI API, prefix after prefix.",
     "Mount adapters with requests.Session.mount() and read r.json() or r.status_code.",
     "Pass --site-url to index a site; the site URL names each page.",
     "```\nfoo_bar = get_settings()\n```\nUse get_settings() to read settings.",

@@ -272,3 +272,36 @@ def test_a_reader_never_sees_half_an_apply(store: Store) -> None:
     wide = np.ones((1, DIM), dtype=np.float32) / np.sqrt(DIM)
     assert len(kb.dense(wide, 1000)) == 201
     assert DocumentUpdate  # the protocol's type, as the other store tests use it
+
+
+def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
+    pg_url: str, tmp_path: Path
+) -> None:
+    fresh = open_store(pg_url, home=Path("."))
+    updates = [update(f"i{n}", [text]) for n, text in enumerate(IDENTIFIER_TEXTS)]
+    fresh.create("kb").apply(updates)
+    want = {q: fresh.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES}
+    fresh.close()
+    # Back to what citewise wrote before migration 2: no identifier postings, two lengths.
+    schema = pg_url.split("schema=")[1]
+    with psycopg.connect(pg.server_url(), autocommit=True) as conn:
+        for statement in (
+            "DELETE FROM {s}.postings WHERE idx = 3",
+            "UPDATE {s}.chunks SET lengths = lengths[1:2]",
+            "UPDATE {s}.kbs SET tokens = tokens[1:2]",
+            "DELETE FROM {s}.schema_version WHERE version = 2",
+        ):
+            conn.execute(statement.format(s=f'"{schema}"').encode())
+    with pytest.raises(ConfigurationError, match="run `citewise store migrate`"):
+        open_store(pg_url, home=Path("."))
+    off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
+    assert isinstance(off, PostgresStore)
+    try:
+        assert off.migrate() == [2]
+    finally:
+        off.close()
+    store = open_store(pg_url, home=Path("."))
+    try:
+        assert {q: store.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES} == want
+    finally:
+        store.close()

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 __all__ = [
     "DEFINITION_WEIGHT",
@@ -123,9 +125,10 @@ def query_identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_QUERY_IDENTIFIERS]
 
 
-def tier_scores(
-    hits: dict[int, tuple[float, float, int]],
-) -> dict[int, float]:
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def tier_scores(hits: Mapping[_Key, tuple[float, float, int]]) -> dict[_Key, float]:
     """One score per chunk from its word BM25, identifier BM25 and identifiers matched.
 
     ``hits`` maps a chunk to (word score, identifier score, how many of the query's
