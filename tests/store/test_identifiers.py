@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from citewise.store import SQLiteStore
 from citewise.store.identifiers import (
-    DEFINITION_WEIGHT,
+    DEFINED,
     MAX_QUERY_IDENTIFIERS,
     document_identifiers,
+    identifier_query,
     query_identifiers,
     tier_scores,
 )
@@ -45,17 +46,21 @@ def test_what_counts_as_an_identifier(text: str, terms: list[str]) -> None:
     assert query_identifiers(text) == terms
 
 
-def test_a_definition_weighs_more_than_a_mention() -> None:
+def test_a_definition_holds_a_definition_term() -> None:
     table = "| `LGOS_X_Y` | `/v1` | the prefix |"
     prose = "Change it with `LGOS_X_Y`."
     listed = "- `request_to_input(request, messages)`: custom input"
-    assert document_identifiers(table).count("lgos_x_y") == DEFINITION_WEIGHT
-    assert document_identifiers(prose).count("lgos_x_y") == 1
-    assert document_identifiers(listed).count("request_to_input") == DEFINITION_WEIGHT
-    # A line of code is no definition; the anchor is (an API entry's qualified name).
-    assert document_identifiers("```\nlgos_x_y = 1\n```").count("lgos_x_y") == 1
-    anchored = document_identifiers("get(url)", "requests.get")
-    assert anchored.count("requests.get") == DEFINITION_WEIGHT
+    assert document_identifiers(table) == ["lgos_x_y", "lgos_x_y" + DEFINED]
+    assert document_identifiers(prose) == ["lgos_x_y"]
+    assert document_identifiers(listed) == ["request_to_input", "request_to_input" + DEFINED]
+    # A line of code is no definition; the anchor is (an API entry's qualified name), for
+    # the names it ends with, not its parent, and a plain last name's call.
+    assert document_identifiers("```\nlgos_x_y = 1\n```") == ["lgos_x_y"]
+    assert document_identifiers("get(url)", "requests.Session.get") == [
+        "requests.session", "requests.session.get", "requests.session.get" + DEFINED,
+        "session.get", "session.get" + DEFINED, "get()", "get()" + DEFINED,
+    ]  # fmt: skip
+    assert identifier_query("Use LGOS_X_Y") == ["lgos_x_y", "lgos_x_y" + DEFINED]
 
 
 def test_more_identifiers_held_is_a_higher_tier() -> None:
@@ -69,6 +74,7 @@ def test_query_identifiers_are_safe_fts5_terms(text: str) -> None:
     terms = query_identifiers(text)
     assert len(terms) <= MAX_QUERY_IDENTIFIERS and len(set(terms)) == len(terms)
     assert all(re.fullmatch(r"[a-z0-9_.()\-]+", term) for term in terms)
+    assert identifier_query(text) == [f for t in terms for f in (t, t + DEFINED)]
 
 
 def test_a_version_2_file_gains_the_identifier_index_when_opened(

@@ -21,10 +21,13 @@ What counts as an identifier (case folded, ASCII names ``[A-Za-z_][A-Za-z0-9_]*`
 ``CamelCase`` needs nothing here: the word tokenizer already keeps ``ChatOpenAI`` whole. Words
 joined by hyphens (``well-known``) are prose, not identifiers, except after ``--``.
 
-Where a chunk defines an identifier, it weighs more (``DEFINITION_WEIGHT`` occurrences, like a
-title field's boost): its anchor (API reference entries are anchored at the qualified name,
-``requests.Session.mount``) and an identifier that starts a line outside code blocks (a table's
-first cell, a list item's term, a heading).
+Where a chunk defines an identifier it also holds a definition term, the identifier and
+``DEFINED`` (``lgos_openai_api_prefix=``): its anchor (API reference entries are anchored at the
+qualified name, ``requests.Session.mount``; a plain last name defines its call too, ``mount()``)
+and an identifier that starts a line outside code blocks (a table's first cell, a list item's
+term, a heading). Only the terms naming the defined thing: ``session.mount``, not the parent
+``requests.session``. A query searches each identifier and its definition term
+(``identifier_query``), so the section that defines it ranks above those that use it.
 """
 
 from __future__ import annotations
@@ -35,20 +38,21 @@ from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
 __all__ = [
-    "DEFINITION_WEIGHT",
+    "DEFINED",
     "FTS5_TOKENIZER",
     "MAX_QUERY_IDENTIFIERS",
     "document_identifiers",
+    "identifier_query",
     "identifier_text",
     "query_identifiers",
     "tier_scores",
 ]
 
-DEFINITION_WEIGHT = 3
-MAX_QUERY_IDENTIFIERS = 16
-# The terms below hold only [a-z0-9_.()-]: FTS5's unicode61 keeps such a run one token when
+DEFINED = "="
+MAX_QUERY_IDENTIFIERS = 8
+# The terms below hold only [a-z0-9_.()=-]: FTS5's unicode61 keeps such a run one token when
 # these are token characters, so the identifier index stores and matches them whole.
-FTS5_TOKENIZER = "unicode61 tokenchars '_.-()'"
+FTS5_TOKENIZER = "unicode61 tokenchars '_.-()='"
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # Not inside a longer word, path or hyphenated word: ``pre-commit`` holds no flag ``-commit``.
@@ -68,29 +72,41 @@ def _is_compound(name: str) -> bool:
     return "_" in name and any(ch.isalpha() for ch in name)
 
 
-def _terms_at(match: re.Match[str]) -> list[str]:
-    """The identifier terms of one flag or name match (lowercase; none for a plain word)."""
+def _terms_at(match: re.Match[str]) -> list[tuple[str, bool]]:
+    """The identifier terms of one flag or name match (lowercase; none for a plain word),
+    each with whether it names what the match names: a path's suffixes do (``session.mount``
+    for ``requests.Session.mount``), its other runs name a parent (``requests.session``)."""
     text = match.group(0).lower()
     if text.startswith("-"):
-        return [text]
+        return [(text, True)]
     call = match.group("call")
     names = text.rstrip("()").split(".")
-    terms = [name for name in names if _is_compound(name)]
+    last = len(names) - 1
+    terms = [(name, i == last) for i, name in enumerate(names) if _is_compound(name)]
     if len(names) > 1 and any(len(name) > 1 for name in names):
         terms += [
-            ".".join(names[i:j]) for i in range(len(names)) for j in range(i + 2, len(names) + 1)
+            (".".join(names[i:j]), j == len(names))
+            for i in range(len(names))
+            for j in range(i + 2, len(names) + 1)
         ]
     # A plain word only when called with nothing (``json()``): ``Lp(a)`` or ``item(s)`` in
     # prose is no call; a path's last name with any arguments is one (``r.json(x)``).
     if call and not _is_compound(names[-1]) and (call == "()" or len(names) > 1):
-        terms.append(names[-1] + "()")
+        terms.append((names[-1] + "()", True))
     return list(dict.fromkeys(terms))
 
 
-def _line_terms(line: str) -> list[tuple[int, list[str]]]:
+def _line_terms(line: str) -> list[tuple[int, list[tuple[str, bool]]]]:
     found = [(m.start(), _terms_at(m)) for m in _FLAG.finditer(line)]
     found += [(m.start(), _terms_at(m)) for m in _PATH.finditer(line)]
     return sorted((start, terms) for start, terms in found if terms)
+
+
+def _weighted(terms: list[tuple[str, bool]], defining: bool) -> list[str]:
+    out: list[str] = []
+    for term, names_it in terms:
+        out += [term, term + DEFINED] if defining and names_it else [term]
+    return out
 
 
 def document_identifiers(text: str, anchor: str = "") -> list[str]:
@@ -104,10 +120,12 @@ def document_identifiers(text: str, anchor: str = "") -> list[str]:
         lead = _LEAD.match(line)
         first = lead.end() if lead else 0
         for start, terms in _line_terms(line):
-            weight = DEFINITION_WEIGHT if start == first and not in_code else 1
-            out += terms * weight
+            out += _weighted(terms, start == first and not in_code)
     for _, terms in _line_terms(anchor):
-        out += terms * DEFINITION_WEIGHT
+        last = terms[-1][0].rsplit(".", 1)[-1] if "." in terms[-1][0] else ""
+        if last and not _is_compound(last) and not last.startswith("-"):
+            terms = [*terms, (last + "()", True)]
+        out += _weighted(terms, True)
     return out
 
 
@@ -121,8 +139,13 @@ def query_identifiers(text: str) -> list[str]:
     found: list[str] = []
     for line in unicodedata.normalize("NFKC", text).splitlines():
         for _, terms in _line_terms(line):
-            found += terms
+            found += [term for term, _ in terms]
     return list(dict.fromkeys(found))[:MAX_QUERY_IDENTIFIERS]
+
+
+def identifier_query(text: str) -> list[str]:
+    """The identifier-index terms a query searches: each identifier, then its definition."""
+    return [form for term in query_identifiers(text) for form in (term, term + DEFINED)]
 
 
 _Key = TypeVar("_Key", bound=Hashable)

@@ -25,7 +25,7 @@ from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_meta, check_name, check_updates, unknown_kb
 from citewise.store.cjk import cjk_grams
 from citewise.store.dense import DenseIndex, as_windows, build_index, matches
-from citewise.store.identifiers import document_identifiers, query_identifiers, tier_scores
+from citewise.store.identifiers import document_identifiers, identifier_query, tier_scores
 from citewise.store.text import MAX_TERMS, STOPWORDS, WORD
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class MemoryKB:
     ) -> list[tuple[Chunk, float]]:
         state = self.store._state(self.name)
         query = _query_terms(text)
-        identifiers = query_identifiers(text)
+        identifiers = identifier_query(text)
         if not (query or identifiers) or k <= 0:
             return []
         words = _bm25(state.terms, state.document_frequency, query)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citewise.store.cjk import cjk_grams, has_cjk
-from citewise.store.identifiers import document_identifiers, query_identifiers
+from citewise.store.identifiers import document_identifiers, identifier_query
 from citewise.store.text import MAX_TERMS, STOPWORDS, WORD, query_terms
 
 __all__ = [
@@ -238,7 +238,7 @@ ORDER BY s.score DESC, s.rid
 def bm25_sql(where: str, columns: str, *, identifiers: bool = False) -> str:
     """The BM25 query; ``where`` filters chunks aliased ``c`` ("true": no filter, no join).
 
-    ``identifiers``: the tiered query, which also takes ``%(idents)s`` (query_identifiers).
+    ``identifiers``: the tiered query, which also takes ``%(idents)s`` (identifier_query).
     """
     join = "" if where == "true" else f"JOIN chunks c ON c.rid = h.rid WHERE {where}"
     term = _TERM.format(k1=K1, b=B, avg="avgdl")
@@ -252,7 +252,7 @@ def keyword_params(text: str) -> dict[str, object] | None:
     """The parameters of ``bm25_sql`` for a query (None: nothing to search), with
     ``idents`` set when the query names identifiers."""
     phrases = query_phrases(text)
-    idents = query_identifiers(text)
+    idents = identifier_query(text)
     if phrases is None and not idents:
         return None
     params: dict[str, object] = {

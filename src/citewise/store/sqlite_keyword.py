@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from citewise.models import SearchFilter
 from citewise.store import cjk
-from citewise.store.identifiers import query_identifiers
+from citewise.store.identifiers import identifier_query
 from citewise.store.sqlite_schema import (
     C_CHUNK_COLUMNS,
     CHUNK_COLUMNS,
@@ -88,7 +88,7 @@ def keyword_rows(
 ) -> list[sqlite3.Row]:
     """The ``k`` best chunks for ``text``: rows of ``score`` and the chunk columns."""
     table, match = _words_sql(text)
-    idents = query_identifiers(text)
+    idents = identifier_query(text)
     if k <= 0 or not (match or idents):
         return []
     where, params = filter_sql(filter)
