@@ -63,7 +63,14 @@ _FLAG = re.compile(
 _PATH = re.compile(_START + rf"{_NAME}(?:\.{_NAME})*(?P<call>\(\)?)?")
 # What may come before a defining identifier on its line: indentation, heading marks, quote
 # marks, table bars, list bullets and numbers, code backticks, bold or italic marks.
-_LEAD = re.compile(r"(?:[\s#>|]|[*+\-](?=\s))*(?:\d+[.)]\s+)?[`*]*")
+# Where a line that defines something starts: a table row, list item, heading or quote mark
+# (then the term, maybe in backticks or bold), or an RST field (``:param name:``).
+_BLOCK = re.compile(r"\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>\s?)")
+_LEAD = re.compile(
+    r"\s*:(?:param|parameter|arg|argument|key|keyword|kwarg|ivar|cvar|var)"
+    r"(?:\s+[\w.\[\], |]+?)?\s+(?=\w+:)"
+    r"|(?:\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>\s?))*\s*[`*]*"
+)
 _FENCE = re.compile(r"\s*(```|~~~)")
 
 
@@ -113,14 +120,18 @@ def document_identifiers(text: str, anchor: str = "") -> list[str]:
     """Every identifier term of a chunk, once per occurrence (definitions weigh more)."""
     out: list[str] = []
     in_code = False
+    previous = ""
     for line in unicodedata.normalize("NFKC", text).splitlines():
         if _FENCE.match(line):
             in_code = not in_code
             continue
-        lead = _LEAD.match(line)
-        first = lead.end() if lead else 0
+        # A line that starts a block may define; a wrapped line of a paragraph never does.
+        starts_block = not previous.strip() or _BLOCK.match(line) is not None
+        previous = line
+        lead = _LEAD.match(line) if starts_block and not in_code else None
+        first = lead.end() if lead else -1
         for start, terms in _line_terms(line):
-            out += _weighted(terms, start == first and not in_code)
+            out += _weighted(terms, start == first)
     for _, terms in _line_terms(anchor):
         last = terms[-1][0].rsplit(".", 1)[-1] if "." in terms[-1][0] else ""
         if last and not _is_compound(last) and not last.startswith("-"):
