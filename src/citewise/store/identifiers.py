@@ -65,11 +65,11 @@ _PATH = re.compile(_START + rf"{_NAME}(?:\.{_NAME})*(?P<call>\(\)?)?")
 # marks, table bars, list bullets and numbers, code backticks, bold or italic marks.
 # Where a line that defines something starts: a table row, list item, heading or quote mark
 # (then the term, maybe in backticks or bold), or an RST field (``:param name:``).
-_BLOCK = re.compile(r"\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>\s?)")
+_BLOCK = re.compile(r"\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>(?!>)\s?)")
 _LEAD = re.compile(
     r"\s*:(?:param|parameter|arg|argument|key|keyword|kwarg|ivar|cvar|var)"
     r"(?:\s+[\w.\[\], |]+?)?\s+(?=\w+:)"
-    r"|(?:\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>\s?))*\s*[`*]*"
+    r"|(?:\s*(?:\||[*+\-]\s|\d+[.)]\s|#+\s|>(?!>)\s?))*\s*[`*]*"
 )
 _FENCE = re.compile(r"\s*(```|~~~)")
 
@@ -103,10 +103,14 @@ def _terms_at(match: re.Match[str]) -> list[tuple[str, bool]]:
     return list(dict.fromkeys(terms))
 
 
+def _matches(line: str) -> list[tuple[int, int, list[tuple[str, bool]]]]:
+    found = [(m.start(), m.end(), _terms_at(m)) for m in _FLAG.finditer(line)]
+    found += [(m.start(), m.end(), _terms_at(m)) for m in _PATH.finditer(line)]
+    return sorted(f for f in found if f[2])
+
+
 def _line_terms(line: str) -> list[tuple[int, list[tuple[str, bool]]]]:
-    found = [(m.start(), _terms_at(m)) for m in _FLAG.finditer(line)]
-    found += [(m.start(), _terms_at(m)) for m in _PATH.finditer(line)]
-    return sorted((start, terms) for start, terms in found if terms)
+    return [(start, terms) for start, _, terms in _matches(line)]
 
 
 def _weighted(terms: list[tuple[str, bool]], defining: bool) -> list[str]:
@@ -130,8 +134,9 @@ def document_identifiers(text: str, anchor: str = "") -> list[str]:
         previous = line
         lead = _LEAD.match(line) if starts_block and not in_code else None
         first = lead.end() if lead else -1
-        for start, terms in _line_terms(line):
-            out += _weighted(terms, start == first)
+        for start, end, terms in _matches(line):
+            # ``NAME=value`` shows a value, it does not define the name.
+            out += _weighted(terms, start == first and not line.startswith("=", end))
     for _, terms in _line_terms(anchor):
         last = terms[-1][0].rsplit(".", 1)[-1] if "." in terms[-1][0] else ""
         if last and not _is_compound(last) and not last.startswith("-"):
