@@ -171,9 +171,9 @@ def tier_scores(hits: Mapping[_Key, tuple[float, float, int]]) -> dict[_Key, flo
     """One score per chunk from its word BM25, identifier BM25 and identifiers matched.
 
     ``hits`` maps a chunk to (word score, identifier score, how many of the query's
-    identifiers it holds). The score is ``words + identifiers + matched × T`` with ``T`` the
+    identifier-index terms it holds: ``identifier_query``, so a definition counts too). The score is ``words + identifiers + matched × T`` with ``T`` the
     best word score plus the best identifier score among ``hits``: a chunk holding more of the
-    query's identifiers always ranks above one holding fewer, and within a tier the two BM25
+    query's terms always ranks above one holding fewer, and within a tier the two BM25
     scores decide. The stores compute the same in SQL; this is the reference (memory store).
     """
     if not hits:
