@@ -168,13 +168,14 @@ _Key = TypeVar("_Key", bound=Hashable)
 
 
 def tier_scores(hits: Mapping[_Key, tuple[float, float, int]]) -> dict[_Key, float]:
-    """One score per chunk from its word BM25, identifier BM25 and identifiers matched.
+    """One score per chunk from its word BM25, identifier BM25 and identifier terms held.
 
     ``hits`` maps a chunk to (word score, identifier score, how many of the query's
-    identifier-index terms it holds: ``identifier_query``, so a definition counts too). The score is ``words + identifiers + matched × T`` with ``T`` the
-    best word score plus the best identifier score among ``hits``: a chunk holding more of the
-    query's terms always ranks above one holding fewer, and within a tier the two BM25
-    scores decide. The stores compute the same in SQL; this is the reference (memory store).
+    identifier-index terms it holds: ``identifier_query``, so a definition counts too). The
+    score is ``words + identifiers + held × T`` with ``T`` the best word score plus the best
+    identifier score among ``hits``: a chunk holding more of the query's terms always ranks
+    above one holding fewer, and within a tier the two BM25 scores decide. The stores
+    compute the same in SQL; this is the reference (memory store).
     """
     if not hits:
         return {}
