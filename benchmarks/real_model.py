@@ -44,6 +44,12 @@ SETS = {
     "requests": ("requests", SHARED / "requests-2.34.2" / "docs",
                  "https://requests.readthedocs.io/en/", "v2.34.2",
                  ROOT / "tests" / "data" / "requests-cases.json"),
+    # Identifier lookups (env vars, flags, dotted names, config keys, functions).
+    "lgos-ident": ("lgos", SHARED / "lgos-docs-0.12.0" / "docs", LGOS_SITE, "0.12.0",
+                   ROOT / "tests" / "data" / "lgos-identifier-cases.json"),
+    "requests-ident": ("requests", SHARED / "requests-2.34.2" / "docs",
+                       "https://requests.readthedocs.io/en/", "v2.34.2",
+                       ROOT / "tests" / "data" / "requests-identifier-cases.json"),
 }  # fmt: skip
 EXCERPT = 700
 

@@ -70,6 +70,20 @@ CJK_TEXTS = {
     "weather": "今天天气晴朗，适合出门散步。",
 }
 
+# Identifiers among prose that uses their parts as words (store/identifiers.py).
+IDENTIFIER_TEXTS = [
+    "| `LGOS_OPENAI_API_PREFIX` | `/v1` | Where the routes mount. |",
+    "Change the API prefix: the API prefix of the LGOS OpenAI API, prefix after prefix.",
+    "Mount adapters with requests.Session.mount() and read r.json() or r.status_code.",
+    "Pass --site-url to index a site; the site URL names each page.",
+    "```\nfoo_bar = get_settings()\n```\nUse get_settings() to read settings.",
+]
+IDENTIFIER_QUERIES = [
+    "LGOS_OPENAI_API_PREFIX", "How do I change lgos_openai_api_prefix?", "Session.mount",
+    "json()", "what does --site-url do", "get_settings", "status_code and --site-url",
+    "api prefix", "vector_weight 有什么作用", "do_it",
+]  # fmt: skip
+
 
 def texts_of(chunks: list[Chunk]) -> list[str]:
     return [c.text for c in chunks]

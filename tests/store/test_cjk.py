@@ -14,6 +14,7 @@ import pytest
 from citewise.store import SQLiteStore
 from citewise.store.cjk import cjk_grams, cjk_query
 from citewise.store.sqlite import SQLiteKB, fts_query
+from citewise.store.sqlite_schema import SCHEMA_VERSION
 from tests.store.support import CJK_TEXTS, update
 
 
@@ -72,7 +73,9 @@ def test_a_version_1_file_gains_the_index_when_opened(kb: SQLiteKB, tmp_path: Pa
     store = SQLiteStore(tmp_path)
     assert [c.doc_id for c, _ in store.open("kb").keyword("删除文档", 5)] == ["delete"]
     check = sqlite3.connect(tmp_path / "kb.sqlite")
-    assert check.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone() == ("2",)
+    assert check.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone() == (
+        SCHEMA_VERSION,
+    )
     assert check.execute("SELECT count(*) FROM chunks_cjk").fetchone()[0] == len(CJK_TEXTS)
     check.close()
     store.close()

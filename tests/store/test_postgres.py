@@ -16,7 +16,14 @@ from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import LATEST
 from tests import pg
-from tests.store.support import CJK_TEXTS, DIM, unit, update
+from tests.store.support import (
+    CJK_TEXTS,
+    DIM,
+    IDENTIFIER_QUERIES,
+    IDENTIFIER_TEXTS,
+    unit,
+    update,
+)
 
 CORPUS = [
     "Configuring servers and the server port",
@@ -27,11 +34,12 @@ CORPUS = [
     "what and how: the stop words only",
     "Generalization of generalized generators",
     *CJK_TEXTS.values(),
+    *IDENTIFIER_TEXTS,
 ]
 QUERIES = [
     "How do I configure a server?", "server servers", "cache", "keys rotate", "what how",
     "generalize", "café", "删除文档要依靠哪个字段？", "天气", "字", "vector_weight 有什么作用",
-    "jobs in the cluster", "nothing matches zebra",
+    "jobs in the cluster", "nothing matches zebra", *IDENTIFIER_QUERIES,
 ]  # fmt: skip
 
 
@@ -124,7 +132,7 @@ def test_the_schema_is_versioned_and_migrated_on_first_use(pg_url: str) -> None:
         with pytest.raises(ConfigurationError, match="citewise store migrate"):
             off.names()
         assert off.schema_version() == 0
-        assert off.migrate() == [LATEST] and off.names() == []
+        assert off.migrate() == list(range(1, LATEST + 1)) and off.names() == []
     finally:
         off.close()
     store = open_store(pg_url, home=Path("."))
@@ -264,3 +272,36 @@ def test_a_reader_never_sees_half_an_apply(store: Store) -> None:
     wide = np.ones((1, DIM), dtype=np.float32) / np.sqrt(DIM)
     assert len(kb.dense(wide, 1000)) == 201
     assert DocumentUpdate  # the protocol's type, as the other store tests use it
+
+
+def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
+    pg_url: str, tmp_path: Path
+) -> None:
+    fresh = open_store(pg_url, home=Path("."))
+    updates = [update(f"i{n}", [text]) for n, text in enumerate(IDENTIFIER_TEXTS)]
+    fresh.create("kb").apply(updates)
+    want = {q: fresh.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES}
+    fresh.close()
+    # Back to what citewise wrote before migration 2: no identifier postings, two lengths.
+    schema = pg_url.split("schema=")[1]
+    with psycopg.connect(pg.server_url(), autocommit=True) as conn:
+        for statement in (
+            "DELETE FROM {s}.postings WHERE idx = 3",
+            "UPDATE {s}.chunks SET lengths = lengths[1:2]",
+            "UPDATE {s}.kbs SET tokens = tokens[1:2]",
+            "DELETE FROM {s}.schema_version WHERE version = 2",
+        ):
+            conn.execute(statement.format(s=f'"{schema}"').encode())
+    with pytest.raises(ConfigurationError, match="run `citewise store migrate`"):
+        open_store(pg_url, home=Path("."))
+    off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
+    assert isinstance(off, PostgresStore)
+    try:
+        assert off.migrate() == [2]
+    finally:
+        off.close()
+    store = open_store(pg_url, home=Path("."))
+    try:
+        assert {q: store.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES} == want
+    finally:
+        store.close()

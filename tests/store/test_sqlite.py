@@ -54,10 +54,18 @@ def test_one_wal_file_per_kb_built_without_leftovers(store: SQLiteStore) -> None
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         meta = dict(conn.execute("SELECT key, value FROM meta"))
     conn.close()
-    assert {"meta", "documents", "chunks", "vectors", "chunks_fts", "chunks_cjk"} <= tables
+    assert {
+        "meta",
+        "documents",
+        "chunks",
+        "vectors",
+        "chunks_fts",
+        "chunks_cjk",
+        "chunks_ident",
+    } <= tables
     # The store's own keys are in the file but never in meta().
     assert {"_schema", "_generation", "_dim"} <= set(meta)
-    assert meta["_schema"] == "2" and meta["_dim"] == str(DIM)
+    assert meta["_schema"] == "3" and meta["_dim"] == str(DIM)
     assert store.open("docs-1").meta() == {}
 
 

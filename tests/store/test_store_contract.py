@@ -26,6 +26,7 @@ from tests.store.support import (
     BASE_IDS,
     CJK_TEXTS,
     DIM,
+    IDENTIFIER_TEXTS,
     assert_base_intact,
     chunk,
     dense_ids,
@@ -568,3 +569,24 @@ def test_write_lock_serializes_writers_of_one_kb_only(store: Store) -> None:
     free.join(10)
     assert entered["kb"].is_set()
     assert store.names() == []
+
+
+def test_an_identifier_in_the_query_ranks_the_chunks_holding_it_first(kb: KBStore) -> None:
+    kb.apply([update(f"i{n}", [text]) for n, text in enumerate(IDENTIFIER_TEXTS)])
+    # The prose chunk uses "API", "prefix", "OpenAI" and "LGOS" more often than the table
+    # that defines the variable; the variable, as a whole term, decides.
+    for query in ("LGOS_OPENAI_API_PREFIX", "What is lgos_openai_api_prefix for?"):
+        hits = kb.keyword(query, 10)
+        assert [c.doc_id for c, _ in hits][:2] == ["i0", "i1"], query
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert kb.keyword("api prefix", 1)[0][0].doc_id == "i1"  # words alone: BM25 as before
+    assert kb.keyword("Session.mount", 1)[0][0].doc_id == "i2"  # part of a dotted path
+    assert kb.keyword("json()", 1)[0][0].doc_id == "i2"
+    assert kb.keyword("--site-url", 1)[0][0].doc_id == "i3"
+    assert [c.doc_id for c, _ in kb.keyword("get_settings", 5)] == ["i4"]
+    # An identifier no chunk holds changes nothing: its words rank as usual.
+    assert [c.doc_id for c, _ in kb.keyword("LGOS_API_PREFIX", 2)] == [
+        c.doc_id for c, _ in kb.keyword("LGOS API PREFIX", 2)
+    ]
+    kb.apply(removed_doc_ids=["i0"])
+    assert "i0" not in {c.doc_id for c, _ in kb.keyword("LGOS_OPENAI_API_PREFIX", 10)}

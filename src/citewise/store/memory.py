@@ -2,7 +2,8 @@
 
 Plain Python and numpy: exact cosine over each chunk's windows and a small BM25 (k1 1.2,
 b 0.75) over lowercase words with diacritics folded, a plural-stripping stemmer, stop words
-dropped from queries and CJK runs split into bigrams as the SQLite store does. Every write
+dropped from queries and CJK runs split into bigrams as the SQLite store does; identifiers
+as whole terms in a second index, tiered as every store does (``store/identifiers.py``). Every write
 builds a new immutable state and swaps it in, so a reader holding the old one sees no mix.
 """
 
@@ -24,6 +25,7 @@ from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_meta, check_name, check_updates, unknown_kb
 from citewise.store.cjk import cjk_grams
 from citewise.store.dense import DenseIndex, as_windows, build_index, matches
+from citewise.store.identifiers import document_identifiers, identifier_query, tier_scores
 from citewise.store.text import MAX_TERMS, STOPWORDS, WORD
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ class _State:
     vectors: Mapping[str, Vectors] = field(default_factory=dict)
     terms: Mapping[str, Counter[str]] = field(default_factory=dict)
     dim: int | None = None
+    idents: Mapping[str, Counter[str]] = field(default_factory=dict)
 
     @cached_property
     def dense_index(self) -> tuple[DenseIndex | None, list[str]]:
@@ -100,11 +103,11 @@ class _State:
     @cached_property
     def document_frequency(self) -> tuple[Counter[str], float]:
         """How many chunks hold each term, and the mean chunk length in terms."""
-        df: Counter[str] = Counter()
-        for counts in self.terms.values():
-            df.update(counts.keys())
-        total = sum(counts.total() for counts in self.terms.values())
-        return df, total / max(len(self.terms), 1)
+        return _frequencies(self.terms)
+
+    @cached_property
+    def identifier_frequency(self) -> tuple[Counter[str], float]:
+        return _frequencies(self.idents)
 
     def applied(
         self,
@@ -116,12 +119,13 @@ class _State:
         check_meta(meta)
         dim = check_updates(updates, self.chunks, self.dim)
         documents, chunks = dict(self.documents), dict(self.chunks)
-        vectors, terms = dict(self.vectors), dict(self.terms)
+        vectors, terms, idents = dict(self.vectors), dict(self.terms), dict(self.idents)
 
         def forget(chunk_id: str) -> None:
             del chunks[chunk_id]
             vectors.pop(chunk_id, None)
             terms.pop(chunk_id, None)
+            idents.pop(chunk_id, None)
 
         for update in updates:
             doc_id = update.document.doc_id
@@ -135,6 +139,8 @@ class _State:
                 chunks[c.chunk_id] = c
                 if old is None or old.text != c.text:
                     terms[c.chunk_id] = Counter(_stem(w) for w in _words(c.text))
+                if old is None or (old.text, old.anchor) != (c.text, c.anchor):
+                    idents[c.chunk_id] = Counter(document_identifiers(c.text, c.anchor))
                 if c.chunk_id not in self.chunks:
                     vectors[c.chunk_id] = as_windows(update.vectors[c.chunk_id]).copy()
         for doc_id in removed_doc_ids:
@@ -142,7 +148,34 @@ class _State:
             for gone in [cid for cid, c in chunks.items() if c.doc_id == doc_id]:
                 forget(gone)
         merged = {**self.meta, **{k: str(v) for k, v in (meta or {}).items()}}
-        return _State(merged, documents, chunks, vectors, terms, dim)
+        return _State(merged, documents, chunks, vectors, terms, dim, idents)
+
+
+def _frequencies(index: Mapping[str, Counter[str]]) -> tuple[Counter[str], float]:
+    """How many chunks of ``index`` hold each term, and the mean chunk length in terms."""
+    df: Counter[str] = Counter()
+    for counts in index.values():
+        df.update(counts.keys())
+    total = sum(counts.total() for counts in index.values())
+    return df, total / max(len(index), 1)
+
+
+def _bm25(
+    index: Mapping[str, Counter[str]], frequency: tuple[Counter[str], float], query: list[str]
+) -> dict[str, tuple[float, int]]:
+    """Each chunk of ``index`` holding a query term: its BM25 and how many terms it holds."""
+    df, mean_length = frequency
+    n = len(index)
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query if df[t]}
+    found: dict[str, tuple[float, int]] = {}
+    for chunk_id, counts in index.items():
+        held = [t for t in idf if t in counts]
+        if not held:
+            continue
+        norm = K1 * (1 - B + B * counts.total() / mean_length)
+        score = sum(idf[t] * counts[t] * (K1 + 1) / (counts[t] + norm) for t in held)
+        found[chunk_id] = (score, len(held))
+    return found
 
 
 class MemoryStore:
@@ -244,21 +277,21 @@ class MemoryKB:
     ) -> list[tuple[Chunk, float]]:
         state = self.store._state(self.name)
         query = _query_terms(text)
-        if not query or k <= 0:
+        identifiers = identifier_query(text)
+        if not (query or identifiers) or k <= 0:
             return []
-        df, mean_length = state.document_frequency
-        n = len(state.terms)
-        idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query if df[t]}
-        scored: list[tuple[float, int, Chunk]] = []
-        for order, (chunk_id, counts) in enumerate(state.terms.items()):
-            chunk = state.chunks[chunk_id]
-            if not any(t in counts for t in idf) or not matches(filter, chunk):
-                continue
-            norm = K1 * (1 - B + B * counts.total() / mean_length)
-            score = sum(w * counts[t] * (K1 + 1) / (counts[t] + norm) for t, w in idf.items())
-            scored.append((-score, order, chunk))
-        scored.sort(key=lambda s: (s[0], s[1]))
-        return [(chunk, -neg) for neg, _, chunk in scored[:k]]
+        words = _bm25(state.terms, state.document_frequency, query)
+        held = _bm25(state.idents, state.identifier_frequency, identifiers) if identifiers else {}
+        order = {chunk_id: i for i, chunk_id in enumerate(state.chunks)}
+        hits = {
+            cid: (words.get(cid, (0.0, 0))[0], *held.get(cid, (0.0, 0)))
+            for cid in words.keys() | held.keys()
+            if matches(filter, state.chunks[cid])
+        }
+        # Without identifiers in the query the tier adds nothing: the word score alone.
+        scores = tier_scores(hits) if identifiers else {cid: w for cid, (w, _, _) in hits.items()}
+        ranked = sorted(scores, key=lambda cid: (-scores[cid], order[cid]))
+        return [(state.chunks[cid], scores[cid]) for cid in ranked[:k]]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         chunks = self.store._state(self.name).chunks

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in CI
 # After the check above: these modules need psycopg too.
 from citewise.store import postgres_schema as schema
 from citewise.store.postgres_schema import C_COLUMNS, filter_sql, row_to_chunk
-from citewise.store.postgres_terms import bm25_sql, query_phrases
+from citewise.store.postgres_terms import bm25_sql, keyword_params
 from citewise.store.postgres_write import apply_updates, build_hnsw
 
 if TYPE_CHECKING:
@@ -308,17 +308,14 @@ class PostgresKB:
     def keyword(
         self, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        phrases = query_phrases(text)
+        found = keyword_params(text)
         with self.store._conn() as conn:
             info = self.store._kb_row(conn, self.name)
-            if phrases is None or k <= 0 or info["n_chunks"] == 0:
+            if found is None or k <= 0 or info["n_chunks"] == 0:
                 return []
             where, params = filter_sql(filter)
-            params |= {
-                "lo": phrases.lo, "hi": phrases.hi, "kb": info["kb_id"], "idx": phrases.index,
-                "k": k,
-            }  # fmt: skip
-            query = bm25_sql(where, C_COLUMNS)
+            params |= found | {"kb": info["kb_id"], "k": k}
+            query = bm25_sql(where, C_COLUMNS, identifiers="idents" in found)
             rows = conn.execute(query.encode(), params).fetchall()
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -20,6 +20,7 @@ from psycopg import sql
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk, SearchFilter
 from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
+from citewise.store.postgres_write import backfill_identifiers
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Migration:
     # Safe: additive, quick on a large store, fine while older processes still run.
     safe: bool
     statements: tuple[str, ...]
+    # Data the statements cannot derive in SQL, written in the same transaction after them.
+    backfill: Callable[[psycopg.Connection[Any]], None] | None = None
 
 
 MIGRATIONS = (
@@ -69,6 +72,15 @@ MIGRATIONS = (
                 dl integer NOT NULL, PRIMARY KEY (kb_id, idx, term, rid))""",
             "CREATE INDEX postings_rid ON postings (rid)",
         ),
+    ),
+    # Identifiers as whole terms (idx 3 in postings; a third entry in chunks.lengths and
+    # kbs.tokens). Not safe while older processes run: they would write chunks without
+    # identifier postings, so `citewise store migrate` runs it once they are stopped.
+    Migration(
+        2,
+        False,
+        ("ALTER TABLE kbs ALTER COLUMN tokens SET DEFAULT '{0,0,0}'",),
+        backfill_identifiers,
     ),
 )
 LATEST = MIGRATIONS[-1].version
@@ -163,7 +175,8 @@ def migrate(conn: psycopg.Connection[Any], schema: str, *, only_safe: bool = Fal
                 f"({LATEST}): upgrade citewise"
             )
         pending = [m for m in MIGRATIONS if m.version > current]
-        if only_safe and any(not m.safe for m in pending):
+        # An empty store has nothing an unsafe migration could harm.
+        if only_safe and current > 0 and any(not m.safe for m in pending):
             raise ConfigurationError(
                 f"the store's schema (version {current}) needs migrations that are not run "
                 "automatically: run `citewise store migrate`"
@@ -180,6 +193,8 @@ def migrate(conn: psycopg.Connection[Any], schema: str, *, only_safe: bool = Fal
         for m in pending:
             for statement in m.statements:
                 conn.execute(statement.encode())
+            if m.backfill is not None:
+                m.backfill(conn)
             conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (m.version,))
         return [m.version for m in pending]
 

@@ -6,6 +6,9 @@ in-memory SQLite database (the standard library's) holds an FTS5 table with the 
 tokenizer, and its ``fts5vocab`` table lists each text's tokens. No re-implementation of
 Porter or unicode61 can drift from it, and no new dependency is needed. Scores then follow
 FTS5's ``bm25()`` formula (k1 1.2, b 0.75, idf floored at 1e-6), over a postings table.
+
+Identifiers (``store/identifiers.py``) are a fourth kind of posting, as SQLite's
+``chunks_ident``; a query naming identifiers is scored as ``store/sqlite_keyword.py`` does.
 """
 
 from __future__ import annotations
@@ -17,15 +20,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citewise.store.cjk import cjk_grams, has_cjk
+from citewise.store.identifiers import document_identifiers, identifier_query
 from citewise.store.text import MAX_TERMS, STOPWORDS, WORD, query_terms
 
-__all__ = ["Phrases", "TermCounts", "bm25_sql", "document_terms", "query_phrases"]
+__all__ = [
+    "Phrases",
+    "TermCounts",
+    "bm25_sql",
+    "document_terms",
+    "identifier_counts",
+    "query_phrases",
+]
 
 K1 = 1.2
 B = 0.75
 # Main index and CJK bigram index, as SQLite's chunks_fts and chunks_cjk; postings of text
-# whose two forms tokenize alike are stored once, as BOTH.
-MAIN, CJK, BOTH = 0, 1, 2
+# whose two forms tokenize alike are stored once, as BOTH. IDENT: identifiers (chunks_ident).
+MAIN, CJK, BOTH, IDENT = 0, 1, 2, 3
 # The highest code point: "term" .. "term\U0010ffff" (in "C" collation) is every term with
 # that prefix.
 _TOP = "\U0010ffff"
@@ -75,30 +86,42 @@ def _tokens(texts: Sequence[str]) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class TermCounts:
-    """One chunk's terms in the main and the CJK index: counts and lengths (in tokens)."""
+    """One chunk's terms in the main, CJK and identifier index: counts and lengths (tokens)."""
 
     main: Counter[str]
     cjk: Counter[str]
+    ident: Counter[str]
 
     @property
     def lengths(self) -> list[int]:
-        return [self.main.total(), self.cjk.total()]
+        return [self.main.total(), self.cjk.total(), self.ident.total()]
 
     def indexes(self) -> list[tuple[int, Counter[str], int]]:
-        """(index, term counts, length) to store: once as BOTH when the two are the same."""
+        """(index, term counts, length) to store: main and CJK once as BOTH when the same."""
         if self.main is self.cjk or self.main == self.cjk:
-            return [(BOTH, self.main, self.main.total())]
-        return [(MAIN, self.main, self.main.total()), (CJK, self.cjk, self.cjk.total())]
+            words = [(BOTH, self.main, self.main.total())]
+        else:
+            words = [(MAIN, self.main, self.main.total()), (CJK, self.cjk, self.cjk.total())]
+        return [*words, (IDENT, self.ident, self.ident.total())]
 
 
-def document_terms(texts: Sequence[str]) -> list[TermCounts]:
-    """The BM25 terms of each chunk text, as FTS5 indexes it (text, and its CJK bigram form)."""
+def identifier_counts(text: str, anchor: str) -> Counter[str]:
+    """A chunk's identifier terms, counted (SQLite's chunks_ident holds the same)."""
+    return Counter(document_identifiers(text, anchor))
+
+
+def document_terms(texts: Sequence[str], anchors: Sequence[str]) -> list[TermCounts]:
+    """The BM25 terms of each chunk, as FTS5 indexes it (text, its CJK bigram form, and the
+    identifiers of its text and anchor)."""
     main = _counts(texts)
     grams = [cjk_grams(t) for t in texts]
     # Most text has no CJK and is NFKC already: its bigram form is itself, tokenized once.
     differ = [i for i, (t, g) in enumerate(zip(texts, grams, strict=True)) if t != g]
     other = dict(zip(differ, _counts([grams[i] for i in differ]), strict=True))
-    return [TermCounts(m, other.get(i, m)) for i, m in enumerate(main)]
+    return [
+        TermCounts(m, other.get(i, m), identifier_counts(texts[i], anchors[i]))
+        for i, m in enumerate(main)
+    ]
 
 
 @dataclass(frozen=True)
@@ -143,9 +166,10 @@ def query_phrases(text: str) -> Phrases | None:
 # phrase is its own index range scan (OFFSET 0 keeps the LATERAL from being flattened into a
 # join the planner may get wrong); the idf comes from a window count over the same hits, and
 # the knowledge base's size from the same snapshot (one statement: never a mix).
-BM25_SQL = """
+_WORDS = """
 WITH stats AS (
-    SELECT n_chunks::float8 AS n, tokens[%(idx)s + 1]::float8 / greatest(n_chunks, 1) AS avgdl
+    SELECT n_chunks::float8 AS n, tokens[%(idx)s + 1]::float8 / greatest(n_chunks, 1) AS avgdl,
+        coalesce(tokens[3], 0)::float8 / greatest(n_chunks, 1) AS avgil
     FROM kbs WHERE kb_id = %(kb)s
 ), q AS (
     SELECT lo, hi, i FROM unnest(%(lo)s::text[], %(hi)s::text[]) WITH ORDINALITY AS q(lo, hi, i)
@@ -158,11 +182,16 @@ WITH stats AS (
 ), weighted AS (
     SELECT rid, tf, dl, ln((n - count(*) OVER w + 0.5) / (count(*) OVER w + 0.5)) AS idf
     FROM hits, stats WINDOW w AS (PARTITION BY i)
-), scored AS (
-    SELECT h.rid, sum(
-        CASE WHEN h.idf <= 0 THEN 1e-6 ELSE h.idf END * h.tf * ({k1} + 1)
-        / (h.tf + {k1} * (1 - {b} + {b} * h.dl / stats.avgdl))
-    ) AS score
+)"""
+# One phrase's BM25 in one chunk; {avg} is the mean length of the index it searches.
+_TERM = (
+    "CASE WHEN h.idf <= 0 THEN 1e-6 ELSE h.idf END * h.tf * ({k1} + 1)"
+    " / (h.tf + {k1} * (1 - {b} + {b} * h.dl / stats.{avg}))"
+)
+BM25_SQL = (
+    _WORDS
+    + """, scored AS (
+    SELECT h.rid, sum({term}) AS score
     FROM weighted h CROSS JOIN stats {join}
     GROUP BY h.rid
 ), top AS MATERIALIZED (
@@ -171,9 +200,66 @@ WITH stats AS (
 SELECT s.score, {columns} FROM top s JOIN chunks c ON c.rid = s.rid
 ORDER BY s.score DESC, s.rid
 """
+)
+# With identifiers: each chunk's word score, identifier score and count of the query's
+# identifiers it holds, combined as identifiers.tier_scores (and sqlite_keyword.py) do.
+TIERED_SQL = (
+    _WORDS
+    + """, words AS (
+    SELECT h.rid, sum({term}) AS s FROM weighted h CROSS JOIN stats GROUP BY h.rid
+), iq AS (
+    SELECT term, i FROM unnest(%(idents)s::text[]) WITH ORDINALITY AS iq(term, i)
+), ihits AS MATERIALIZED (
+    SELECT iq.i, p.rid, p.tf::float8 AS tf, p.dl::float8 AS dl FROM iq JOIN postings p
+    ON p.kb_id = %(kb)s AND p.idx = 3 AND p.term = iq.term
+), iweighted AS (
+    SELECT rid, tf, dl, ln((n - count(*) OVER w + 0.5) / (count(*) OVER w + 0.5)) AS idf
+    FROM ihits, stats WINDOW w AS (PARTITION BY i)
+), idents AS (
+    SELECT h.rid, sum({iterm}) AS s, count(*) AS m FROM iweighted h CROSS JOIN stats
+    GROUP BY h.rid
+), combined AS (
+    SELECT rid, sum(w) AS w, sum(i) AS i, sum(m) AS m FROM (
+        SELECT rid, s AS w, 0::float8 AS i, 0 AS m FROM words
+        UNION ALL SELECT rid, 0::float8, s, m FROM idents) x
+    GROUP BY rid
+), kept AS MATERIALIZED (
+    SELECT h.rid, h.w, h.i, h.m FROM combined h {join}
+), best AS (SELECT max(w) + max(i) AS t FROM kept
+), top AS MATERIALIZED (
+    SELECT rid, w + i + m * t AS score FROM kept, best ORDER BY score DESC, rid LIMIT %(k)s
+)
+SELECT s.score, {columns} FROM top s JOIN chunks c ON c.rid = s.rid
+ORDER BY s.score DESC, s.rid
+"""
+)
 
 
-def bm25_sql(where: str, columns: str) -> str:
-    """The BM25 query; ``where`` filters chunks aliased ``c`` ("true": no filter, no join)."""
+def bm25_sql(where: str, columns: str, *, identifiers: bool = False) -> str:
+    """The BM25 query; ``where`` filters chunks aliased ``c`` ("true": no filter, no join).
+
+    ``identifiers``: the tiered query, which also takes ``%(idents)s`` (identifier_query).
+    """
     join = "" if where == "true" else f"JOIN chunks c ON c.rid = h.rid WHERE {where}"
-    return BM25_SQL.format(k1=K1, b=B, join=join, columns=columns)
+    term = _TERM.format(k1=K1, b=B, avg="avgdl")
+    if not identifiers:
+        return BM25_SQL.format(term=term, join=join, columns=columns)
+    iterm = _TERM.format(k1=K1, b=B, avg="avgil")
+    return TIERED_SQL.format(term=term, iterm=iterm, join=join, columns=columns)
+
+
+def keyword_params(text: str) -> dict[str, object] | None:
+    """The parameters of ``bm25_sql`` for a query (None: nothing to search), with
+    ``idents`` set when the query names identifiers."""
+    phrases = query_phrases(text)
+    idents = identifier_query(text)
+    if phrases is None and not idents:
+        return None
+    params: dict[str, object] = {
+        "lo": phrases.lo if phrases else [],
+        "hi": phrases.hi if phrases else [],
+        "idx": phrases.index if phrases else (CJK if has_cjk(text) else MAIN),
+    }
+    if idents:
+        params["idents"] = idents
+    return params

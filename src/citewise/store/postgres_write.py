@@ -19,7 +19,7 @@ from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_updates
 from citewise.store.columns import CHUNK_FIELDS, chunk_values
 from citewise.store.dense import as_windows
-from citewise.store.postgres_terms import document_terms
+from citewise.store.postgres_terms import IDENT, document_terms, identifier_counts
 
 _COLUMNS = ", ".join(CHUNK_FIELDS)
 _INCOMING = """CREATE TEMP TABLE IF NOT EXISTS incoming (
@@ -27,17 +27,19 @@ _INCOMING = """CREATE TEMP TABLE IF NOT EXISTS incoming (
     title text, heading_path text, anchor text, url text, page text, scope text,
     page_number integer, lengths integer[], n_windows integer) ON COMMIT DELETE ROWS"""
 _UPDATED = ", ".join(f"{c} = excluded.{c}" for c in CHUNK_FIELDS if c != "chunk_id")
-# A stored chunk keeps its vectors; its BM25 lengths change only with its text.
+# A stored chunk keeps its vectors; its BM25 lengths change only with its text or anchor
+# (identifiers come from both).
 _MERGE = f"""INSERT INTO chunks (kb_id, {_COLUMNS}, lengths, n_windows)
 SELECT %s, {_COLUMNS}, lengths, n_windows FROM incoming
 ON CONFLICT (kb_id, chunk_id) DO UPDATE SET {_UPDATED},
     lengths = CASE WHEN chunks.text IS DISTINCT FROM excluded.text
+                   OR chunks.anchor IS DISTINCT FROM excluded.anchor
                    THEN excluded.lengths ELSE chunks.lengths END
 RETURNING chunk_id, rid"""
 _GONE = """WITH gone AS ({delete} RETURNING rid, lengths, n_windows),
 postings_gone AS (DELETE FROM postings WHERE kb_id = %s AND rid IN (SELECT rid FROM gone))
 SELECT count(*), coalesce(sum(lengths[1]), 0), coalesce(sum(lengths[2]), 0),
-    coalesce(sum(n_windows), 0) FROM gone"""
+    coalesce(sum(lengths[3]), 0), coalesce(sum(n_windows), 0) FROM gone"""
 
 
 def apply_updates(
@@ -51,22 +53,24 @@ def apply_updates(
     kb_id = info["kb_id"]
     ids = [c.chunk_id for u in updates for c in u.chunks]
     stored = {
-        r[0]: (r[1], r[2])
+        r[0]: (r[1], r[2], r[3])
         for r in conn.execute(
-            "SELECT chunk_id, text, lengths FROM chunks WHERE kb_id = %s AND chunk_id = ANY(%s)",
+            "SELECT chunk_id, text, lengths, anchor FROM chunks "
+            "WHERE kb_id = %s AND chunk_id = ANY(%s)",
             (kb_id, ids),
         )
     }
     dim = check_updates(updates, stored.keys(), info["dim"])
     chunks = [c for u in updates for c in u.chunks]
     new = {c.chunk_id for c in chunks} - stored.keys()
-    retext = [c for c in chunks if c.chunk_id in new or stored[c.chunk_id][0] != c.text]
-    terms = dict(
-        zip((c.chunk_id for c in retext), document_terms([c.text for c in retext]), strict=True)
-    )
+    retext = [
+        c for c in chunks if c.chunk_id in new or stored[c.chunk_id][0::2] != (c.text, c.anchor)
+    ]
+    found = document_terms([c.text for c in retext], [c.anchor for c in retext])
+    terms = dict(zip((c.chunk_id for c in retext), found, strict=True))
     vectors = {cid: as_windows(v) for u in updates for cid, v in u.vectors.items() if cid in new}
-    # Counter deltas: chunks, tokens in the main and the CJK index, windows.
-    delta = [0, 0, 0, 0]
+    # Counter deltas: chunks, tokens in the main, CJK and identifier index, windows.
+    delta = [0, 0, 0, 0, 0]
 
     if updates:
         conn.cursor().executemany(
@@ -84,7 +88,7 @@ def apply_updates(
         with conn.cursor().copy("COPY incoming FROM STDIN") as copy:
             for c in chunks:
                 counts = terms.get(c.chunk_id)
-                lengths = counts.lengths if counts else [0, 0]
+                lengths = counts.lengths if counts else [0, 0, 0]
                 n_windows = len(vectors[c.chunk_id]) if c.chunk_id in vectors else 0
                 copy.write_row((*chunk_values(c), lengths, n_windows))
         rids = dict(conn.execute(_MERGE.encode(), (kb_id,)).fetchall())
@@ -92,12 +96,12 @@ def apply_updates(
         for cid, counts in terms.items():
             if cid in new:
                 delta[0] += 1
-                delta[3] += len(vectors[cid])
-                old = [0, 0]
+                delta[4] += len(vectors[cid])
+                old = [0, 0, 0]
             else:
                 old = list(stored[cid][1])
-            delta[1] += counts.lengths[0] - old[0]
-            delta[2] += counts.lengths[1] - old[1]
+            for i, length in enumerate(counts.lengths):
+                delta[1 + i] += length - old[i]
         changed = [rids[c.chunk_id] for c in retext if c.chunk_id not in new]
         if changed:
             conn.execute("DELETE FROM postings WHERE rid = ANY(%s)", (changed,))
@@ -126,9 +130,43 @@ def apply_updates(
         )
     conn.execute(
         "UPDATE kbs SET generation = generation + 1, n_chunks = n_chunks + %s, "
-        "tokens = ARRAY[tokens[1] + %s, tokens[2] + %s], windows = windows + %s, "
+        "tokens = ARRAY[tokens[1] + %s, tokens[2] + %s, tokens[3] + %s], windows = windows + %s, "
         "dim = coalesce(dim, %s), meta = meta || %s WHERE kb_id = %s",
         (*delta, dim if vectors else None, Jsonb(dict(meta or {})), kb_id),
+    )
+
+
+def backfill_identifiers(conn: psycopg.Connection[Any]) -> None:
+    """Index the identifiers of every stored chunk (migration 2, in its transaction).
+
+    Chunks written before the identifier index have no identifier postings, their lengths
+    and their knowledge base's token counts two entries instead of three.
+    """
+    conn.execute(
+        "CREATE TEMP TABLE ident_lengths (rid bigint PRIMARY KEY, n integer) ON COMMIT DROP"
+    )
+    rows = conn.execute("SELECT rid, kb_id, text, anchor FROM chunks").fetchall()
+    with conn.cursor().copy(
+        "COPY postings (kb_id, idx, term, rid, tf, dl) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["int8", "int2", "text", "int8", "int4", "int4"])
+        lengths = []
+        for rid, kb_id, text, anchor in rows:
+            counts = identifier_counts(text, anchor)
+            dl = counts.total()
+            lengths.append((rid, dl))
+            for term, tf in counts.items():
+                copy.write_row((kb_id, IDENT, term, rid, tf, dl))
+    with conn.cursor().copy("COPY ident_lengths (rid, n) FROM STDIN") as copy:
+        for row in lengths:
+            copy.write_row(row)
+    conn.execute(
+        "UPDATE chunks c SET lengths = c.lengths[1:2] || l.n FROM ident_lengths l "
+        "WHERE c.rid = l.rid"
+    )
+    conn.execute(
+        "UPDATE kbs k SET tokens = k.tokens[1:2] || coalesce("
+        "(SELECT sum(lengths[3]) FROM chunks c WHERE c.kb_id = k.kb_id), 0)::bigint"
     )
 
 

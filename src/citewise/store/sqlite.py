@@ -16,26 +16,24 @@ import numpy as np
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError, StorageError
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import ann, cjk
+from citewise.store import ann, sqlite_keyword
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.columns import chunk_values
 from citewise.store.dense import DenseIndex, as_windows
 from citewise.store.locking import kb_write_lock
+from citewise.store.sqlite_keyword import keyword_rows
 from citewise.store.sqlite_schema import (
-    C_CHUNK_COLUMNS,
     CHUNK_COLUMNS,
     DIM_KEY,
     GENERATION_KEY,
     SCHEMA_VERSION,
     UPSERT_CHUNK,
     create_database,
-    filter_sql,
     fts_query,
     is_storage_failure,
     row_to_chunk,
 )
-from citewise.store.text import STOPWORDS
 
 if TYPE_CHECKING:
     from citewise.embedding.base import Vectors
@@ -185,7 +183,7 @@ class SQLiteStore:
         except KnowledgeBaseError:
             conn.close()
             raise
-        cjk.install(conn, _record_schema_version)
+        sqlite_keyword.install(conn, kb, _record_schema_version)
         with self._lock:
             self._conns[key] = (conn, file_id)
         return conn
@@ -328,7 +326,7 @@ class SQLiteStore:
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:
     """Refuse a file written by a newer citewise: reading it could misread or damage it.
-    (Older files are upgraded in place, transactionally, by ``cjk.install``.)"""
+    (Older files are upgraded in place, transactionally, by ``sqlite_keyword.install``.)"""
     row = conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone()
     found = int(row[0]) if row is not None and str(row[0]).isdigit() else 1
     if found > int(SCHEMA_VERSION):
@@ -379,23 +377,9 @@ class SQLiteKB:
     def keyword(
         self, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
-        # Text with CJK characters is matched by bigrams (see store/cjk.py); all other
-        # text by the original index, so its scores are unchanged.
-        table = "chunks_cjk" if cjk.has_cjk(text) else "chunks_fts"
-        match = cjk.cjk_query(text, STOPWORDS) if table == "chunks_cjk" else fts_query(text)
+        # Words, CJK bigrams and whole identifiers: see store/sqlite_keyword.py.
         with self.store._read(self.name) as conn:
-            if not match or k <= 0:
-                return []
-            where, params = filter_sql(filter)
-            # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
-            # ascending); flip the sign so every ranker in citewise reads "higher is better".
-            rows = conn.execute(
-                f"SELECT -bm25({table}) AS score, {C_CHUNK_COLUMNS} "
-                f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
-                f"WHERE {' AND '.join([f'{table} MATCH ?', *where])} "
-                f"ORDER BY bm25({table}) LIMIT ?",
-                (match, *params, k),
-            )
+            rows = keyword_rows(conn, text, k, filter)
             return [(row_to_chunk(row), float(row["score"])) for row in rows]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:

@@ -13,10 +13,34 @@ from citewise.errors import StorageError
 from citewise.models import Chunk, SearchFilter
 from citewise.store import cjk
 from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
+from citewise.store.identifiers import FTS5_TOKENIZER, identifier_text
 from citewise.store.text import query_terms
 
-# 2 added the CJK bigram index (chunks_cjk); a version-1 file gains it when first opened.
-SCHEMA_VERSION = "2"
+# 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident); an older
+# file gains what it lacks when first opened (sqlite_keyword.install).
+SCHEMA_VERSION = "3"
+IDENT_FUNCTION = "citewise_identifiers"
+# Triggers call identifier_text() (registered on every connection), so no code path can
+# change a chunk and leave its identifier entry behind. The anchor counts: an API entry is
+# anchored at its qualified name (``requests.Session.mount``), which its text may not spell.
+IDENT_STATEMENTS = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_ident USING fts5("
+    f'idents, tokenize="{FTS5_TOKENIZER}")',
+    f"""CREATE TRIGGER IF NOT EXISTS chunks_ident_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_ident (rowid, idents)
+    VALUES (new.rid, {IDENT_FUNCTION}(new.text, new.anchor));
+END""",
+    """CREATE TRIGGER IF NOT EXISTS chunks_ident_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_ident WHERE rowid = old.rid;
+END""",
+    f"""CREATE TRIGGER IF NOT EXISTS chunks_ident_au AFTER UPDATE OF text, anchor ON chunks
+WHEN old.text IS NOT new.text OR old.anchor IS NOT new.anchor BEGIN
+    UPDATE chunks_ident SET idents = {IDENT_FUNCTION}(new.text, new.anchor)
+    WHERE rowid = new.rid;
+END""",
+)
+IDENT_SCHEMA = ";\n".join(IDENT_STATEMENTS) + ";\n"
+
 # Meta keys starting with "_" belong to the store (schema, generation, vector dim), not to callers.
 GENERATION_KEY = "_generation"
 DIM_KEY = "_dim"
@@ -59,7 +83,14 @@ CREATE TRIGGER chunks_au AFTER UPDATE OF text ON chunks WHEN old.text IS NOT new
 END;
 """
     + cjk.CJK_SCHEMA
+    + IDENT_SCHEMA
 )
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Register the functions the triggers call, on every connection that may write chunks."""
+    conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
+    conn.create_function(IDENT_FUNCTION, 2, identifier_text, deterministic=True)
 
 
 def is_storage_failure(error: sqlite3.Error) -> bool:
@@ -81,7 +112,7 @@ def create_database(path: Path) -> None:
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
-            conn.create_function(cjk.GRAMS_FUNCTION, 1, cjk.cjk_grams, deterministic=True)
+            register_functions(conn)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
             conn.executemany(

@@ -1,0 +1,51 @@
+"""SciFact keyword-only nDCG@10 without embeddings: the same sections and chunks as ``bench beir``.
+
+Only the keyword figure; it runs in a minute, so two trees compare in the same run:
+
+    PYTHONPATH=OTHER_TREE/src python benchmarks/scifact_keyword.py   # a baseline tree
+    python benchmarks/scifact_keyword.py                              # this tree
+"""
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from citewise.chunking import chunk_sections
+from citewise.evaluation.beir import load_beir
+from citewise.evaluation.metrics import evaluate
+from citewise.models import Document, Section
+from citewise.store import DocumentUpdate
+from citewise.store.sqlite import SQLiteStore
+
+V = np.ones((1, 4), dtype=np.float32) / 2
+corpus, queries, qrels = load_beir(
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact", "test"
+)
+tmp = tempfile.mkdtemp()
+store = SQLiteStore(Path(tmp))
+kb = store.create("s")
+ups = []
+for doc_id, (title, text) in corpus.items():
+    sec = Section(doc_id, title or doc_id, (title or doc_id,), 1, "", doc_id, doc_id, text)
+    chunks = chunk_sections([sec], 2000)
+    ups.append(
+        DocumentUpdate(
+            Document(doc_id, title or doc_id, doc_id, doc_id, "h", ""),
+            chunks,
+            {c.chunk_id: V for c in chunks},
+        )
+    )
+kb.apply(ups)
+run = {}
+t = time.perf_counter()
+for qid, q in queries.items():
+    hits = kb.keyword(q, 100)
+    run[qid] = list(dict.fromkeys(c.doc_id for c, _ in hits))
+print(
+    json.dumps(
+        {"keyword": evaluate(run, qrels), "ms": (time.perf_counter() - t) / len(queries) * 1000}
+    )
+)
