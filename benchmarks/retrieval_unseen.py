@@ -5,9 +5,11 @@ same-run comparison (main's sources on PYTHONPATH, then this branch's):
 
     CITEWISE_HOME=/work/cw-home PYTHONPATH=/tmp/cw-main/src python benchmarks/retrieval_unseen.py \
         run --label main --out /tmp/main.json SET=CASES=KB ...
-    python benchmarks/retrieval_unseen.py report main.json fusion.json --out benchmarks/retrieval-unseen
+    python benchmarks/retrieval_unseen.py report main.json fusion.json \
+        --out benchmarks/retrieval-unseen
 
-``sweep`` runs the hybrid search once per (API_WEIGHT, NAME_WEIGHT) pair on the given sets.
+``sweep`` runs the hybrid search once per (API_WEIGHT, NAME_WEIGHT, PROXIMITY_WEIGHT) on the
+given sets.
 A part is found at the rank of the first hit on one of its anchors (``page/#anchor``; the
 section level) or on one of its pages (the page level); relevance is binary and a part has
 one relevant target, so nDCG@10 is 1/log2(1 + rank).
@@ -114,13 +116,23 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
+    import itertools
+
     from citewise.retrieval import hybrid
 
     table = []
-    for api_weight in [float(w) for w in args.api_weights.split(",")]:
-        for name_weight in [float(w) for w in args.name_weights.split(",")]:
+    grid = itertools.product(
+        *([float(w) for w in ws.split(",")] for ws in
+          (args.api_weights, args.name_weights, args.proximity_weights))
+    )  # fmt: skip
+    for api_weight, name_weight, proximity_weight in grid:
+        if True:
             hybrid.API_WEIGHT, hybrid.NAME_WEIGHT = api_weight, name_weight
-            row: dict[str, Any] = {"api_weight": api_weight, "name_weight": name_weight}
+            hybrid.PROXIMITY_WEIGHT = proximity_weight
+            row: dict[str, Any] = {
+                "api_weight": api_weight, "name_weight": name_weight,
+                "proximity_weight": proximity_weight,
+            }  # fmt: skip
             for name, cases, kb, split in _sets(args.sets):
                 got = run_set(_kb(kb), cases, split)
                 level = got["section"] or got["page"]
@@ -143,7 +155,8 @@ def cmd_report(args: argparse.Namespace) -> None:
     runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.runs]
     labels = [run["label"] for run in runs]
     lines = [
-        "| set | level | parts | " + " | ".join(f"{label}: MRR / R@3 / R@10 / nDCG@10" for label in labels)
+        "| set | level | parts | "
+        + " | ".join(f"{label}: MRR / R@3 / R@10 / nDCG@10" for label in labels)
         + " | dup. sections in top 10 (" + ", ".join(labels) + ") |",
         "| --- | --- | ---: | " + " | ".join("---" for _ in labels) + " | --- |",
     ]  # fmt: skip
@@ -175,6 +188,7 @@ def main() -> None:
     sweep = sub.add_parser("sweep")
     sweep.add_argument("--api-weights", default="1.0,0.8,0.6,0.4")
     sweep.add_argument("--name-weights", default="0,1,2,4")
+    sweep.add_argument("--proximity-weights", default="0,0.5,1,2")
     sweep.add_argument("--out", required=True)
     sweep.add_argument("sets", nargs="+")
     report = sub.add_parser("report")

@@ -61,18 +61,13 @@ def _kind(chunk: Chunk, name: str) -> str:
     first = title.split()[0] if title.split() else ""
     if first in ("class", "exception") or "Bases: " in body:
         return "class"
-    if first == "module" or (title == name and name.islower() and _only_heading(chunk)):
+    if first == "module" or "." not in chunk.anchor:
         return "module"
     if "(" in title:
         return "class" if name[:1].isupper() else "function"
     if first in ("property", "attribute", "data"):
         return "attribute"
     return "object"
-
-
-def _only_heading(chunk: Chunk) -> bool:
-    # A module's entry often holds only its heading path and a one-line docstring.
-    return len(chunk.text.split("\n\n")) <= 2
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ from citewise import telemetry
 from citewise.embedding.base import Embedder
 from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.models import Chunk, Hit, SearchFilter
-from citewise.retrieval.apiunits import api_unit, mentions, named_objects
+from citewise.retrieval.apiunits import Mention, api_unit, mentions, named_objects
 from citewise.retrieval.collapse import collapse_sections
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
+from citewise.retrieval.proximity import sentence_coverage
 from citewise.store.base import KBStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -25,14 +26,18 @@ RRF_K = 60
 # below it changed nothing, so it only trims the long tail of incidental keyword matches.
 DEFAULT_CANDIDATES = 20
 KEYWORD_CUTOFF = 0.2
-_RANKERS = ("dense", "keyword", "name")
+_RANKERS = ("dense", "keyword", "name", "proximity")
 # Chosen by measurement on question sets holding both prose and API questions (LGOS, its
 # API and dev cases, requests, and the unseen sites' tuning half; see
 # benchmarks/retrieval-unseen.md): an API entry's fused score is scaled by API_WEIGHT
 # unless the question names its object, and the objects a question names join the fusion
 # as a third ranking of weight NAME_WEIGHT (dense and keyword have 1 each).
-API_WEIGHT = 1.0
-NAME_WEIGHT = 1.0
+API_WEIGHT = 0.8
+NAME_WEIGHT = 2.0
+PROXIMITY_WEIGHT = 0.5
+# Only a sentence holding at least this share of the question's (rarity-weighted) words is
+# evidence: a long claim's words scattered over an abstract are not.
+PROXIMITY_FLOOR = 0.5
 # Keyword candidates searched for the objects a question names (their words only).
 _NAME_CANDIDATES = 30
 # The keyword query runs here while this thread embeds the query and ranks by vectors: both
@@ -84,16 +89,27 @@ def _fuse(
     ]
 
 
-def _named(store: KBStore, query: str, filter: SearchFilter | None) -> list[Hit]:
-    """The API entries of the objects ``query`` names (``Alias.final_target``), strongest
-    first: found among the keyword matches of the names' own words."""
-    named = mentions(query)
+def _named(store: KBStore, named: Sequence[Mention], filter: SearchFilter | None) -> list[Hit]:
+    """The API entries of the objects named (``Alias.final_target``), strongest first:
+    found among the keyword matches of the names' own words."""
     if not named:
         return []
     words = " ".join(dict.fromkeys(part for mention in named for part in mention.parts))
     with telemetry.stage("names"):
         found = [chunk for chunk, _ in store.keyword(words, _NAME_CANDIDATES, filter)]
         return [Hit(c, s, ("name",)) for c, s in named_objects(named, found)]
+
+
+def _proximity(query: str, rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The rankers' candidates ordered by how much of ``query`` their best sentence holds."""
+    chunks = list({hit.chunk.chunk_id: hit.chunk for hits in rankings for hit in hits}.values())
+    with telemetry.stage("proximity"):
+        scores = sentence_coverage(query, chunks)
+    ranked = sorted(
+        ((c, s) for c, s in zip(chunks, scores, strict=True) if s >= PROXIMITY_FLOOR and s > 0),
+        key=lambda p: -p[1],
+    )
+    return [Hit(c, s, ("proximity",)) for c, s in ranked]
 
 
 def weigh_api_entries(hits: Sequence[Hit], api_weight: float) -> list[Hit]:
@@ -149,8 +165,8 @@ def search(
 
     In hybrid mode the API entries of objects the query names (``Object.is_public``) are
     a third ranking, of weight ``name_weight``, so the object asked for comes before its
-    namesakes; every other API entry's fused score is scaled by ``api_weight`` (None:
-    ``NAME_WEIGHT`` and ``API_WEIGHT``). With
+    namesakes; when the query names no object, every API entry's fused score is scaled by
+    ``api_weight`` (None: ``NAME_WEIGHT`` and ``API_WEIGHT``). With
     ``collapse`` the chunks of one section count once, at their best chunk's rank (the
     others in ``Hit.also``), so a top k holds k sections.
     """
@@ -183,14 +199,18 @@ def search(
         keyword = [hit for hit in keyword if hit.score >= floor]
     api_weight = API_WEIGHT if api_weight is None else api_weight
     name_weight = NAME_WEIGHT if name_weight is None else name_weight
-    named = _named(store, query, filter) if name_weight > 0 else []
+    names = mentions(query)
+    named = _named(store, names, filter) if name_weight > 0 else []
+    near = _proximity(query, [dense, keyword, named]) if PROXIMITY_WEIGHT > 0 else []
     with telemetry.stage("fuse"):
         # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2.
         shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)
         fused = _fuse(
-            [dense, keyword, named], None, rrf_k, by_score=True, weights=(*shares, name_weight)
-        )
-        return _finish(weigh_api_entries(fused, api_weight), k, collapse)
+            [dense, keyword, named, near], None, rrf_k, by_score=True,
+            weights=(*shares, name_weight, PROXIMITY_WEIGHT),
+        )  # fmt: skip
+        # A question that names no object is asked in prose: the API prior applies to it.
+        return _finish(weigh_api_entries(fused, 1.0 if names else api_weight), k, collapse)
 
 
 def search_many(
