@@ -39,10 +39,10 @@ CONFIGS: dict[str, dict[str, object]] = {
     "proximity-0.5": {"PROXIMITY_WEIGHT": 0.5},
     "proximity-1": {"PROXIMITY_WEIGHT": 1.0},
     "code-as-is": {"collapse": None},
-    "floor-0": {"PROXIMITY_FLOOR": 0.0},
-    "floor-0.5": {"PROXIMITY_FLOOR": 0.5},
-    "floor-0.6": {"PROXIMITY_FLOOR": 0.6},
-    "proximity-0.25": {"PROXIMITY_WEIGHT": 0.25, "PROXIMITY_FLOOR": 0.0},
+    
+    
+    
+    "proximity-0.25": {"PROXIMITY_WEIGHT": 0.25},
 }
 
 
@@ -87,7 +87,7 @@ def main() -> None:
         return
     defaults = {
         name: getattr(hybrid, name)
-        for name in ("API_WEIGHT", "NAME_WEIGHT", "PROXIMITY_WEIGHT", "PROXIMITY_FLOOR")
+        for name in ("API_WEIGHT", "NAME_WEIGHT", "PROXIMITY_WEIGHT")
         if hasattr(hybrid, name)
     }
     report = {}

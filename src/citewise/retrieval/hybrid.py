@@ -15,7 +15,7 @@ from citewise.models import Chunk, Hit, SearchFilter
 from citewise.retrieval.apiunits import Mention, api_unit, mentions, named_objects
 from citewise.retrieval.collapse import collapse_sections
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
-from citewise.retrieval.proximity import sentence_coverage
+from citewise.retrieval.proximity import is_question, sentence_coverage
 from citewise.store.base import KBStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -35,9 +35,6 @@ _RANKERS = ("dense", "keyword", "name", "proximity")
 API_WEIGHT = 0.8
 NAME_WEIGHT = 2.0
 PROXIMITY_WEIGHT = 0.5
-# Only a sentence holding at least this share of the question's (rarity-weighted) words is
-# evidence: a long claim's words scattered over an abstract are not.
-PROXIMITY_FLOOR = 0.5
 # Keyword candidates searched for the objects a question names (their words only).
 _NAME_CANDIDATES = 30
 # The keyword query runs here while this thread embeds the query and ranks by vectors: both
@@ -106,8 +103,7 @@ def _proximity(query: str, rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
     with telemetry.stage("proximity"):
         scores = sentence_coverage(query, chunks)
     ranked = sorted(
-        ((c, s) for c, s in zip(chunks, scores, strict=True) if s >= PROXIMITY_FLOOR and s > 0),
-        key=lambda p: -p[1],
+        ((c, s) for c, s in zip(chunks, scores, strict=True) if s > 0), key=lambda p: -p[1]
     )
     return [Hit(c, s, ("proximity",)) for c, s in ranked]
 
@@ -201,7 +197,11 @@ def search(
     name_weight = NAME_WEIGHT if name_weight is None else name_weight
     names = mentions(query)
     named = _named(store, names, filter) if name_weight > 0 else []
-    near = _proximity(query, [dense, keyword, named]) if PROXIMITY_WEIGHT > 0 else []
+    near = (
+        _proximity(query, [dense, keyword, named])
+        if PROXIMITY_WEIGHT > 0 and is_question(query)
+        else []
+    )
     with telemetry.stage("fuse"):
         # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2.
         shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)

@@ -7,7 +7,10 @@ proximity is the classic remedy (e.g. Büttcher et al., 2006; Lucene's sloppy ph
 here each candidate is scored by its best sentence, the share of the question's content
 words that sentence holds, each word weighted by its rarity among the candidates. Words
 match by a shared stem of at least four letters (``long``/``longer``, ``split``/``splits``)
-as stemmers miss some inflections. It reorders only the candidates the rankers found.
+as stemmers miss some inflections. It reorders only the candidates the rankers found, and only for questions: a sentence that
+holds a question's words is likely its answer, while the words of a statement (a claim to
+check, a pasted error) scattered over a passage are not that evidence. Measured on a paired
+SciFact subset (claims, 84 queries): applied to statements it cost 0.008 nDCG@10.
 """
 
 from __future__ import annotations
@@ -28,6 +31,18 @@ _STOPWORDS = frozenset(
     "who why will with you your s t".split()
 )
 _MIN_STEM = 4
+_QUESTION_WORDS = frozenset(
+    "how what why when where which who whom whose can could does do did is are was were "
+    "should shall will would may might must has have".split()
+)
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks something: it ends with a question mark or opens with a
+    question word (``How …``, ``Does …``)."""
+    stripped = text.strip()
+    words = _words(stripped[:40])
+    return stripped.endswith(("?", "？")) or bool(words and words[0] in _QUESTION_WORDS)
 
 
 def _words(text: str) -> list[str]:
