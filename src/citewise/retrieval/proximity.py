@@ -7,10 +7,11 @@ proximity is the classic remedy (e.g. Büttcher et al., 2006; Lucene's sloppy ph
 here each candidate is scored by its best sentence, the share of the question's content
 words that sentence holds, each word weighted by its rarity among the candidates. Words
 match by a shared stem of at least four letters (``long``/``longer``, ``split``/``splits``)
-as stemmers miss some inflections. It reorders only the candidates the rankers found, and only for questions: a sentence that
-holds a question's words is likely its answer, while the words of a statement (a claim to
-check, a pasted error) scattered over a passage are not that evidence. Measured on a paired
-SciFact subset (claims, 84 queries): applied to statements it cost 0.008 nDCG@10.
+as stemmers miss some inflections. It reorders only the candidates the rankers found, and
+only for questions: a sentence that holds a question's words is likely its answer, while
+the words of a statement (a claim to check, a pasted error) scattered over a passage are
+not that evidence. Measured on a paired SciFact subset (claims, 84 queries): applied to
+statements it cost 0.008 nDCG@10.
 """
 
 from __future__ import annotations
