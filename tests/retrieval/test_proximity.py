@@ -25,3 +25,13 @@ def test_heading_path_and_stop_words_do_not_count() -> None:
     assert score == 0
     assert sentence_coverage("how", [chunk("how it works")]) == [0.0]
     assert sentence_coverage("anything at all", []) == []
+
+
+def test_only_questions_are_questions() -> None:
+    from citewise.retrieval.proximity import is_question
+
+    assert is_question("How does citewise split long sections?")
+    assert is_question("Does the cache expire")
+    assert is_question("缓存多久过期？")
+    assert not is_question("0-dimensional biomaterials show inductive properties.")
+    assert not is_question("ValueError: k must be >= 0")

@@ -32,7 +32,7 @@ _RANKERS = ("dense", "keyword", "name", "proximity")
 # benchmarks/retrieval-unseen.md): an API entry's fused score is scaled by API_WEIGHT
 # unless the question names its object, and the objects a question names join the fusion
 # as a third ranking of weight NAME_WEIGHT (dense and keyword have 1 each).
-API_WEIGHT = 0.8
+API_WEIGHT = 0.95
 NAME_WEIGHT = 2.0
 PROXIMITY_WEIGHT = 0.5
 # Keyword candidates searched for the objects a question names (their words only).

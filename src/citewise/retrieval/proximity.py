@@ -29,9 +29,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+|#]|\d+\.)\s)")
 _STOPWORDS = frozenset(
     "a an and are as at be but by can do does for from has have how i if in into is it its "
     "me my of on or so than that the their then there these this to was what when where which "
-    "who why will with you your s t".split()
+    "who why will with you your s t they them we our us he she his her those here not no "
+    "about also just only any some there other".split()
 )
 _MIN_STEM = 4
+# Two words in one sentence are weak evidence; three or more begin to say what was asked.
+_MIN_TERMS = 3
 _QUESTION_WORDS = frozenset(
     "how what why when where which who whom whose can could does do did is are was were "
     "should shall will would may might must has have".split()
@@ -71,7 +74,7 @@ def _body(chunk: Chunk) -> str:
 def sentence_coverage(query: str, chunks: Sequence[Chunk]) -> list[float]:
     """Each chunk's best-sentence coverage of ``query``'s content words (0 to 1)."""
     terms = _terms(query)
-    if len(terms) < 2 or not chunks:
+    if len(terms) < _MIN_TERMS or not chunks:
         return [0.0] * len(chunks)
     sentences = [
         [set(_words(s)) for s in _SENTENCE.split(_body(chunk)) if s.strip()] for chunk in chunks
