@@ -63,7 +63,8 @@ class SearchOptions(BaseModel):
             ``llm`` (a chat model orders the candidates).
         rerank_candidates: how many fused candidates the reranker sees.
         vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
-            ranker's being the rest; None: equal shares.
+            ranker's being the rest (the names and proximity rankings and the API prior
+            shrink with it: 1 ranks by the embeddings alone); None: equal shares.
         context_window: append up to N neighbouring chunks of the same section to each hit.
         collapse_sections: return each section once, at its best chunk (the section's other
             matching chunks travel with the hit and join its context window); false: every

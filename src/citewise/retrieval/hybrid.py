@@ -195,19 +195,25 @@ def search(
         keyword = [hit for hit in keyword if hit.score >= floor]
     api_weight = API_WEIGHT if api_weight is None else api_weight
     name_weight = NAME_WEIGHT if name_weight is None else name_weight
+    proximity_weight = PROXIMITY_WEIGHT
+    # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2. The names,
+    # proximity and the API prior are the text's side: they shrink with the keyword share,
+    # so ``vector_weight=1`` ranks by the embeddings alone.
+    shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)
+    text_side = min(shares[1], 1.0)
+    name_weight, proximity_weight = name_weight * text_side, proximity_weight * text_side
+    api_weight = 1.0 - (1.0 - api_weight) * text_side
     names = mentions(query)
     named = _named(store, names, filter) if name_weight > 0 else []
     near = (
         _proximity(query, [dense, keyword, named])
-        if PROXIMITY_WEIGHT > 0 and is_question(query)
+        if proximity_weight > 0 and is_question(query)
         else []
     )
     with telemetry.stage("fuse"):
-        # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2.
-        shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)
         fused = _fuse(
             [dense, keyword, named, near], None, rrf_k, by_score=True,
-            weights=(*shares, name_weight, PROXIMITY_WEIGHT),
+            weights=(*shares, name_weight, proximity_weight),
         )  # fmt: skip
         # A question that names no object is asked in prose: the API prior applies to it.
         return _finish(weigh_api_entries(fused, 1.0 if names else api_weight), k, collapse)
