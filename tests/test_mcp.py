@@ -54,7 +54,8 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     )
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"search_docs", "ask_docs", "get_section", "list_scopes"}
-    options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window"}
+    options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window",
+               "collapse_sections"}  # fmt: skip
     search_params = set(by_name["search_docs"].input_schema["properties"])
     assert search_params == {"query", "doc_ids", "page_prefix", "k", *options}
     assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", "verify", *options}

@@ -30,6 +30,7 @@ def test_overrides_apply_over_defaults_and_none_keeps_them() -> None:
         ({"query_rewrite": "rag-fusion"}, "query_rewrite"),
         ({"rerank": "colbert"}, "rerank"),
         ({"context_window": 99}, "context_window"),
+        ({"collapse_sections": "sometimes"}, "collapse_sections"),
         ({"kk": 3}, "kk"),
     ],
 )
@@ -94,3 +95,11 @@ def test_needs_model() -> None:
     assert not SearchOptions(rerank="cross_encoder").needs_model
     assert SearchOptions(query_rewrite="hyde").needs_model
     assert SearchOptions(rerank="llm").needs_model
+
+
+def test_collapse_sections_is_on_by_default_and_stored_only_when_off() -> None:
+    assert SearchOptions().collapse_sections is True
+    off = SearchOptions().merged({"collapse_sections": False})
+    assert off.collapse_sections is False and off.to_json() == '{"collapse_sections":false}'
+    assert options_from_json(off.to_json()) == off
+    assert SearchOptions().merged({"collapse_sections": None}).collapse_sections is True

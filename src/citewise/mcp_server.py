@@ -118,6 +118,7 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         query_rewrite: QueryRewrite | None = None,
         rerank: Rerank | None = None,
         context_window: ContextWindow = None,
+        collapse_sections: bool | None = None,
         doc_ids: list[str] | None = None,
         page_prefix: str | None = None,
         k: int | None = None,
@@ -127,8 +128,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             top_k = top_k if top_k is not None else k
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
-            rerank=rerank, context_window=context_window, doc_ids=doc_ids,
-            page_prefix=page_prefix,
+            rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
+            doc_ids=doc_ids, page_prefix=page_prefix,
         )  # fmt: skip
         try:
             hits = await kb.asearch(query, options)
@@ -146,11 +147,13 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         query_rewrite: QueryRewrite | None = None,
         rerank: Rerank | None = None,
         context_window: ContextWindow = None,
+        collapse_sections: bool | None = None,
         verify: Verify | None = None,
     ) -> dict[str, Any]:
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
-            rerank=rerank, context_window=context_window, verify=verify,
+            rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
+            verify=verify,
         )  # fmt: skip
         try:
             answer = await kb.aask(question, options)
@@ -189,7 +192,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             "search_type: hybrid (meaning and keywords), vector or full_text; query_rewrite: "
             "off, hyde, multi_query or step_back (needs a chat model); rerank: off, "
             "cross_encoder or llm; context_window: neighbouring chunks of the same section "
-            "added to each hit (0-5); doc_ids: only these documents; page_prefix: only pages "
+            "added to each hit (0-5); collapse_sections: each section once (default true); "
+            "doc_ids: only these documents; page_prefix: only pages "
             "whose path starts with this; k: deprecated name of top_k."
         ),
         ask_docs: (

@@ -65,12 +65,35 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class ApiUnit:
+    """An API-reference entry as a unit: the object's dotted id, its kind and its parent.
+
+    ``kind`` is ``module``, ``class``, ``function`` (methods included), ``attribute`` or
+    ``object`` when the entry's text does not say.
+    """
+
+    object_id: str
+    kind: str
+    parent: str
+
+    @property
+    def name(self) -> str:
+        """The object's own name (the id's last part)."""
+        return self.object_id.rpartition(".")[2]
+
+
+@dataclass(frozen=True)
 class Hit:
-    """A chunk found by a search, with its fused score and the rankers that found it."""
+    """A chunk found by a search, with its fused score and the rankers that found it.
+
+    ``also``: the other chunks of the same section that matched, best first (a collapsed
+    search returns each section once, its best chunk as ``chunk``).
+    """
 
     chunk: Chunk
     score: float
     rankers: tuple[str, ...]
+    also: tuple[Chunk, ...] = ()
 
     @property
     def url(self) -> str:
@@ -90,6 +113,7 @@ class Hit:
             "chunk_id": chunk.chunk_id,
             "doc_id": chunk.doc_id,
             "page_number": chunk.page_number,
+            "also_matched": [other.chunk_id for other in self.also],
         }
 
 

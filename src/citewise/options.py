@@ -2,11 +2,11 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``scope``, ``doc_ids``, ``page_prefix``,
-``verify`` (the answer's grounding check: ``off | report | warn | regenerate``), the agentic
-workflow's budget (``agent_rewrites``, ``agent_grading``) and the models the search stages
-use (``chat_model``, ``reranker_dir``). A knowledge base stores its defaults as a
-``SearchOptions``; a request overrides some of them.
+``rerank_candidates``, ``context_window``, ``collapse_sections``, ``scope``, ``doc_ids``,
+``page_prefix``, ``verify`` (the answer's grounding check: ``off | report | warn |
+regenerate``), the agentic workflow's budget (``agent_rewrites``, ``agent_grading``) and
+the models the search stages use (``chat_model``, ``reranker_dir``). A knowledge base
+stores its defaults as a ``SearchOptions``; a request overrides some of them.
 
 Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
 :func:`parse_options` and :meth:`SearchOptions.merged`, with a ``DeprecationWarning``.
@@ -63,8 +63,12 @@ class SearchOptions(BaseModel):
             ``llm`` (a chat model orders the candidates).
         rerank_candidates: how many fused candidates the reranker sees.
         vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
-            ranker's being the rest; None: equal shares.
+            ranker's being the rest (the names and proximity rankings and the API prior
+            shrink with it: 1 ranks by the embeddings alone); None: equal shares.
         context_window: append up to N neighbouring chunks of the same section to each hit.
+        collapse_sections: return each section once, at its best chunk (the section's other
+            matching chunks travel with the hit and join its context window); false: every
+            matching chunk is its own hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
         verify: what the answer's grounding check does (``citewise.grounding``): ``off``;
@@ -92,6 +96,7 @@ class SearchOptions(BaseModel):
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
     vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
+    collapse_sections: bool = True
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None

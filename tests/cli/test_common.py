@@ -29,7 +29,7 @@ def test_every_flag_names_a_search_option() -> None:
         "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
         "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/", "--verify", "warn",
         "--vector-weight", "0.7", "--chat-model", "m", "--reranker-dir", "ce/",
-        answers=True,
+        "--no-collapse-sections", answers=True,
     )  # fmt: skip
     overrides = search_overrides(args)
     assert overrides == {
@@ -39,6 +39,7 @@ def test_every_flag_names_a_search_option() -> None:
         "rerank": "llm",
         "rerank_candidates": 30,
         "context_window": 2,
+        "collapse_sections": False,
         "scope": "demo",
         "doc_ids": ("a.md", "b.md"),
         "page_prefix": "demo/",

@@ -41,7 +41,8 @@ def test_search_json_has_the_documented_fields_best_first(
     assert hits[0]["url"].startswith(BASE + "how-to-guides/openai-proxies/")
     scores = [hit["score"] for hit in hits]
     assert scores == sorted(scores, reverse=True)
-    assert all(set(hit["rankers"]) <= {"dense", "keyword"} and hit["rankers"] for hit in hits)
+    rankers = {"dense", "keyword", "name", "proximity"}
+    assert all(set(hit["rankers"]) <= rankers and hit["rankers"] for hit in hits)
 
 
 def test_search_prints_ranked_sections_with_their_links(

@@ -46,6 +46,7 @@ _SEARCH_FIELDS = (
     "rerank_candidates",
     "vector_weight",
     "context_window",
+    "collapse_sections",
     "scope",
     "doc_ids",
     "page_prefix",
@@ -170,6 +171,11 @@ def add_search_flags(
     group.add_argument(
         "--context-window", type=int, default=None, metavar="N",
         help="append up to N neighbouring chunks of the same section to each hit",
+    )  # fmt: skip
+    group.add_argument(
+        "--collapse-sections", action=argparse.BooleanOptionalAction, default=None,
+        help="each section once, at its best chunk (default: on); --no-collapse-sections: "
+        "every matching chunk",
     )  # fmt: skip
     group.add_argument("--scope", default=None, help="part of the docs to search (or all)")
     group.add_argument(

@@ -14,18 +14,22 @@ def expand_hits(store: KBStore, hits: Sequence[Hit], n: int) -> list[Hit]:
     """``hits`` with up to ``n`` chunks either side appended, in document order.
 
     Only chunks of the hit's own section join (a window never crosses a heading), and the
-    heading-path line that starts every chunk is kept once. The hit keeps its chunk id, URL
-    and score; only its text grows. ``n`` = 0 returns the hits unchanged.
+    heading-path line that starts every chunk is kept once. The section's other matching
+    chunks (``Hit.also``, from collapsing) join the window too, each with its own
+    neighbours. The hit keeps its chunk id, URL and score; only its text grows. ``n`` = 0
+    returns the hits unchanged.
     """
     if n <= 0:
         return list(hits)
     expanded = []
     for hit in hits:
-        window = [
-            chunk
-            for chunk in store.neighbours(hit.chunk.chunk_id, n)
-            if chunk.section_index == hit.chunk.section_index
-        ]
+        around = {
+            chunk.chunk_id: chunk
+            for centre in (hit.chunk, *hit.also)
+            for chunk in store.neighbours(centre.chunk_id, n)
+            if chunk.section_index == hit.chunk.section_index and chunk.doc_id == hit.chunk.doc_id
+        }
+        window = sorted(around.values(), key=lambda chunk: chunk.position)
         if len(window) > 1:
             hit = replace(hit, chunk=replace(hit.chunk, text=joined_text(window)))
         expanded.append(hit)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Literal
 
 from citewise import telemetry
 from citewise.embedding.base import Embedder
 from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.models import Chunk, Hit, SearchFilter
+from citewise.retrieval.apiunits import Mention, api_unit, mentions, named_objects
+from citewise.retrieval.collapse import collapse_sections
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
+from citewise.retrieval.proximity import is_question, sentence_coverage
 from citewise.store.base import KBStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -22,7 +26,17 @@ RRF_K = 60
 # below it changed nothing, so it only trims the long tail of incidental keyword matches.
 DEFAULT_CANDIDATES = 20
 KEYWORD_CUTOFF = 0.2
-_RANKERS = ("dense", "keyword")
+_RANKERS = ("dense", "keyword", "name", "proximity")
+# Chosen by measurement on question sets holding both prose and API questions (LGOS, its
+# API and dev cases, requests, and the unseen sites' tuning half; see
+# benchmarks/retrieval-unseen.md): an API entry's fused score is scaled by API_WEIGHT
+# unless the question names its object, and the objects a question names join the fusion
+# as a third ranking of weight NAME_WEIGHT (dense and keyword have 1 each).
+API_WEIGHT = 0.95
+NAME_WEIGHT = 2.0
+PROXIMITY_WEIGHT = 0.5
+# Keyword candidates searched for the objects a question names (their words only).
+_NAME_CANDIDATES = 30
 # The keyword query runs here while this thread embeds the query and ranks by vectors: both
 # SQLite and onnxruntime/numpy release the GIL, so a hybrid query costs the slower of the two.
 _KEYWORD_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="citewise-keyword")
@@ -30,7 +44,7 @@ _KEYWORD_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="citewise-k
 
 def _fuse(
     rankings: Sequence[Sequence[Hit]],
-    k: int,
+    k: int | None,
     rrf_k: int,
     *,
     by_score: bool = False,
@@ -44,10 +58,13 @@ def _fuse(
     """
     chunks: dict[str, Chunk] = {}
     found_by: dict[str, set[str]] = {}
+    also: dict[str, tuple[Chunk, ...]] = {}
     for hits in rankings:
         for hit in hits:
             chunks.setdefault(hit.chunk.chunk_id, hit.chunk)
             found_by.setdefault(hit.chunk.chunk_id, set()).update(hit.rankers)
+            if hit.also:
+                also[hit.chunk.chunk_id] = (*also.get(hit.chunk.chunk_id, ()), *hit.also)
     if by_score:
         fused = relative_score_rrf(
             [[(hit.chunk.chunk_id, hit.score) for hit in hits] for hits in rankings],
@@ -59,9 +76,54 @@ def _fuse(
             [[hit.chunk.chunk_id for hit in hits] for hits in rankings], k=rrf_k
         )
     return [
-        Hit(chunks[cid], score, tuple(r for r in _RANKERS if r in found_by[cid]))
-        for cid, score in fused[:k]
+        Hit(
+            chunks[cid],
+            score,
+            tuple(r for r in _RANKERS if r in found_by[cid]),
+            tuple({c.chunk_id: c for c in also.get(cid, ())}.values()),
+        )
+        for cid, score in (fused if k is None else fused[:k])
     ]
+
+
+def _named(store: KBStore, named: Sequence[Mention], filter: SearchFilter | None) -> list[Hit]:
+    """The API entries of the objects named (``Alias.final_target``), strongest first:
+    found among the keyword matches of the names' own words."""
+    if not named:
+        return []
+    words = " ".join(dict.fromkeys(part for mention in named for part in mention.parts))
+    with telemetry.stage("names"):
+        found = [chunk for chunk, _ in store.keyword(words, _NAME_CANDIDATES, filter)]
+        return [Hit(c, s, ("name",)) for c, s in named_objects(named, found)]
+
+
+def _proximity(query: str, rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The rankers' candidates ordered by how much of ``query`` their best sentence holds."""
+    chunks = list({hit.chunk.chunk_id: hit.chunk for hits in rankings for hit in hits}.values())
+    with telemetry.stage("proximity"):
+        scores = sentence_coverage(query, chunks)
+    ranked = sorted(
+        ((c, s) for c, s in zip(chunks, scores, strict=True) if s > 0), key=lambda p: -p[1]
+    )
+    return [Hit(c, s, ("proximity",)) for c, s in ranked]
+
+
+def weigh_api_entries(hits: Sequence[Hit], api_weight: float) -> list[Hit]:
+    """``hits`` with each API entry's score scaled by ``api_weight`` (those the question
+    names excepted), best first again."""
+    if api_weight == 1.0:
+        return list(hits)
+    weighed = [
+        replace(hit, score=hit.score * api_weight)
+        if "name" not in hit.rankers and api_unit(hit.chunk) is not None
+        else hit
+        for hit in hits
+    ]
+    return sorted(weighed, key=lambda hit: -hit.score)
+
+
+def _finish(hits: Sequence[Hit], k: int, collapse: bool) -> list[Hit]:
+    return (collapse_sections(hits) if collapse else list(hits))[:k]
 
 
 def _keyword(store: KBStore, query: str, n: int, filter: SearchFilter | None) -> list[Hit]:
@@ -81,8 +143,11 @@ def search(
     keyword_cutoff: float = KEYWORD_CUTOFF,
     rrf_k: int = RRF_K,
     vector_weight: float | None = None,
+    collapse: bool = True,
+    api_weight: float | None = None,
+    name_weight: float | None = None,
 ) -> list[Hit]:
-    """The k best chunks for ``query``, best first.
+    """The k best chunks for ``query``, best first (with ``collapse``, each section once).
 
     ``hybrid`` takes ``max(candidates, k)`` dense and BM25 candidates and fuses them by RRF
     weighted by relative score (``relative_score_rrf``); only keyword matches scoring at
@@ -93,6 +158,13 @@ def search(
     because it usually arrives from a CLI flag or a request. ``vector_weight`` (0..1) is
     the dense ranker's share of the hybrid fusion, the keyword ranker's being the rest
     (None: equal shares).
+
+    In hybrid mode the API entries of objects the query names (``Object.is_public``) are
+    a third ranking, of weight ``name_weight``, so the object asked for comes before its
+    namesakes; when the query names no object, every API entry's fused score is scaled by
+    ``api_weight`` (None: ``NAME_WEIGHT`` and ``API_WEIGHT``). With
+    ``collapse`` the chunks of one section count once, at their best chunk's rank (the
+    others in ``Hit.also``), so a top k holds k sections.
     """
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r} (known: {', '.join(MODES)})")
@@ -114,16 +186,37 @@ def search(
         with telemetry.stage("dense"):
             dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
         if mode == "vector":
-            return dense[:k]
+            return _finish(dense, k, collapse)
     keyword = pending.result() if pending is not None else _keyword(store, query, n, filter)
     if mode == "keyword":
-        return keyword[:k]
+        return _finish(keyword, k, collapse)
     if keyword and keyword[0].score > 0:
         floor = keyword_cutoff * keyword[0].score
         keyword = [hit for hit in keyword if hit.score >= floor]
+    api_weight = API_WEIGHT if api_weight is None else api_weight
+    name_weight = NAME_WEIGHT if name_weight is None else name_weight
+    proximity_weight = PROXIMITY_WEIGHT
+    # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2. The names,
+    # proximity and the API prior are the text's side: they shrink with the keyword share,
+    # so ``vector_weight=1`` ranks by the embeddings alone.
+    shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)
+    text_side = min(shares[1], 1.0)
+    name_weight, proximity_weight = name_weight * text_side, proximity_weight * text_side
+    api_weight = 1.0 - (1.0 - api_weight) * text_side
+    names = mentions(query)
+    named = _named(store, names, filter) if name_weight > 0 else []
+    near = (
+        _proximity(query, [dense, keyword, named])
+        if proximity_weight > 0 and is_question(query)
+        else []
+    )
     with telemetry.stage("fuse"):
-        weights = None if vector_weight is None else (vector_weight, 1.0 - vector_weight)
-        return _fuse([dense, keyword], k, rrf_k, by_score=True, weights=weights)
+        fused = _fuse(
+            [dense, keyword, named, near], None, rrf_k, by_score=True,
+            weights=(*shares, name_weight, proximity_weight),
+        )  # fmt: skip
+        # A question that names no object is asked in prose: the API prior applies to it.
+        return _finish(weigh_api_entries(fused, 1.0 if names else api_weight), k, collapse)
 
 
 def search_many(
@@ -138,6 +231,9 @@ def search_many(
     keyword_cutoff: float = KEYWORD_CUTOFF,
     rrf_k: int = RRF_K,
     vector_weight: float | None = None,
+    collapse: bool = True,
+    api_weight: float | None = None,
+    name_weight: float | None = None,
 ) -> list[Hit]:
     """Search several phrasings of a question and fuse their results by RRF.
 
@@ -151,10 +247,11 @@ def search_many(
         return search(
             store, embedder, query, k=n, mode=mode, filter=filter, candidates=candidates,
             keyword_cutoff=keyword_cutoff, rrf_k=rrf_k, vector_weight=vector_weight,
+            collapse=collapse, api_weight=api_weight, name_weight=name_weight,
         )  # fmt: skip
 
     if len(distinct) == 1:
         return one(distinct[0], k)
     rankings = [one(q, max(candidates, k)) for q in distinct]
     with telemetry.stage("fuse"):
-        return _fuse(rankings, k, rrf_k)
+        return _finish(_fuse(rankings, None, rrf_k), k, collapse)

@@ -52,7 +52,7 @@ async def retrieve(
     hits = await asyncio.to_thread(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
-        vector_weight=options.vector_weight,
+        vector_weight=options.vector_weight, collapse=options.collapse_sections,
     )  # fmt: skip
     if reranker is not None:
         with telemetry.stage("rerank"):
@@ -88,6 +88,7 @@ def retrieve_sync(
     hits = search_many(
         store, embedder, [query], k=options.top_k, mode=options.ranker,
         filter=options.search_filter(), vector_weight=options.vector_weight,
+        collapse=options.collapse_sections,
     )  # fmt: skip
     if options.context_window <= 0:
         return hits

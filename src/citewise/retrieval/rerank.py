@@ -1,8 +1,10 @@
 """Second-stage reranking: a local ONNX cross-encoder, or a chat model ordering the candidates.
 
-No cross-encoder ships its weights inside a PyPI package (they all download at run time), so
-``cross_encoder`` runs a model directory the user provides: ``model.onnx`` plus its
-``tokenizer.json`` (an export of e.g. ms-marco-MiniLM-L-6-v2), named by ``CITEWISE_RERANKER_DIR``.
+No cross-encoder ships its weights inside a PyPI package (they all download at run time;
+looked again for issue 24: flashrank, swiftrank, small-hybrid-reranker, limbed-py,
+bge-m3-lite, kjarni, see ``benchmarks/retrieval-unseen.md``), so ``cross_encoder`` runs a
+model directory the user provides: ``model.onnx`` plus its ``tokenizer.json`` (an export of
+e.g. ms-marco-MiniLM-L-6-v2), named by ``CITEWISE_RERANKER_DIR``.
 """
 
 from __future__ import annotations

@@ -79,6 +79,7 @@ _DESCRIPTIONS = {
     "vector_weight": "hybrid: the embeddings' share of the fusion, 0-1 (BM25 has the rest); "
     "default equal shares",
     "context_window": "neighbouring chunks of the same section added to each hit",
+    "collapse_sections": "each section once, at its best chunk (false: every matching chunk)",
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
