@@ -86,9 +86,10 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
         archive_url=args.archive_url,
         fallback_latest=args.fallback == "latest",
         scope_rule=ScopeRule(separate=tuple(args.separate_scope)),
-        page_form=args.page_form,
         docs_version=args.version,
     )
+    if args.page_form is not None:
+        options["page_form"] = args.page_form
     if args.docs_dir is not None:
         options["docs_dir"] = args.docs_dir
     if args.site_layout is not None:
