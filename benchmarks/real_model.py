@@ -143,8 +143,10 @@ def main() -> int:
     for name in args.sets.split(","):
         kb, docs, site, version, cases = SETS[name]
         if not (home / "kb" / f"{kb}.sqlite").exists():
+            # Read the Docs builds requests with dirhtml by a project setting, not its source.
+            form = ["--page-form", "dirhtml"] if kb == "requests" else []
             run([*citewise, "index", str(docs), "--kb", kb, "--site-url", site,
-                 "--version", version], env)  # fmt: skip
+                 "--version", version, *form], env)  # fmt: skip
         out = Path(args.output) / f"{tag}-{name}"
         chosen = subset(cases, args.cases, args.limit, args.top_k, out / "cases")
         seconds = run([*citewise, "eval", str(chosen), "--kb", kb, "--output", str(out),

@@ -156,9 +156,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], passages: int = 3) -> 
     parts = [EXTRACTIVE_LABEL]
     for hit in chosen:
         heading = clean_markup(" › ".join(hit.chunk.heading_path) or hit.chunk.title)
-        parts.append(
-            f"**[{heading}]({hit.url})**\n\n{_quote(best_passage(question, hit.chunk.text))}"
-        )
+        parts.append(f"**[{heading}]({hit.url})**\n\n{_quote(best_passage(question, hit.passage))}")
     text = "\n\n".join(parts)
     titles = {hit.url: " › ".join(hit.chunk.heading_path) or hit.chunk.title for hit in hits}
     return Answer(

@@ -99,6 +99,15 @@ class Hit:
     def url(self) -> str:
         return self.chunk.url
 
+    @property
+    def passage(self) -> str:
+        """The section's matched text: the hit's chunk and the ``also`` chunks, in document
+        order (what an answer may quote: collapsing keeps one hit per section, not less text)."""
+        if not self.also:
+            return self.chunk.text
+        chunks = sorted((self.chunk, *self.also), key=lambda chunk: chunk.position)
+        return "\n\n".join(chunk.text for chunk in chunks)
+
     def as_json(self) -> dict[str, object]:
         """The hit as every interface prints it (CLI ``--json``, REST, MCP)."""
         chunk = self.chunk

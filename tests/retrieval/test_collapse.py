@@ -26,6 +26,16 @@ def test_collapse_keeps_each_sections_best_chunk_in_order() -> None:
     assert out[1] == hits[1] and collapse_sections(out) == out
 
 
+def test_a_collapsed_hit_still_gives_the_answer_all_its_matched_text() -> None:
+    a0, a1, b0 = chunk("a0", "a", 0, 0), chunk("a1", "a", 0, 1), chunk("b0", "b", 0, 0)
+    (hit, other) = collapse_sections([Hit(a1, 0.9, ("dense",)), Hit(b0, 0.8, ("dense",)),
+                                      Hit(a0, 0.7, ("keyword",))])  # fmt: skip
+    # In document order, whichever chunk ranked first: the prompt and the grounding check
+    # read the same passage.
+    assert hit.passage == f"{a0.text}\n\n{a1.text}"
+    assert other.passage == b0.text
+
+
 def long_kb(make_kb: MakeKB) -> KnowledgeBase:
     kb = make_kb("long", parent_chars=240)
     pool = "\n\n".join(

@@ -26,12 +26,15 @@ def write(tmp_path: Path, data: bytes, name: str = "archive.tar.gz") -> Path:
     return path
 
 
-def test_only_the_docs_folder_and_site_config_are_extracted(tmp_path: Path) -> None:
+def test_only_the_docs_folder_and_the_files_beside_it_are_extracted(tmp_path: Path) -> None:
     archive = write(tmp_path, tar_gz({TOP + n: d for n, d in widget_docs("1.0.0").items()}))
     docs = extract_docs(archive, tmp_path / "cache" / "source")
     assert docs == tmp_path / "cache" / "source" / "docs"
+    # The site config and the project's top-level files (a page may include README.md);
+    # never the other folders (src/ is the API source, extracted on its own).
     assert every_file(tmp_path / "cache" / "source") == {
         "mkdocs.yml",
+        "README.md",
         "docs/index.md",
         "docs/guide/index.md",
         "docs/guide/install.md",
@@ -58,10 +61,13 @@ def test_a_nested_docs_folder_can_be_named(tmp_path: Path) -> None:
 
 def test_links_outside_the_docs_folder_are_skipped_not_extracted(tmp_path: Path) -> None:
     members: dict[str, Member] = {TOP + "docs/index.md": b"# Home\n"}
+    members[TOP + "src/notes.md"] = link(tarfile.SYMTYPE, "../docs/index.md")
     members[TOP + "README.md"] = link(tarfile.SYMTYPE, "docs/index.md")
     archive = write(tmp_path, tar_gz(members))
     extract_docs(archive, tmp_path / "out")
-    assert every_file(tmp_path / "out") == {"docs/index.md"}
+    # A top-level link into the archive is a copy of its target; other folders stay out.
+    assert every_file(tmp_path / "out") == {"docs/index.md", "README.md"}
+    assert (tmp_path / "out" / "README.md").read_bytes() == b"# Home\n"
 
 
 def test_archive_without_docs_folder_names_what_it_looked_for(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def format_sections(
     used: list[Hit] = []
     size = 0
     for hit in hits:
-        text = _DATA_TAG.sub(r"&lt;\1\2", hit.chunk.text)
+        text = _DATA_TAG.sub(r"&lt;\1\2", hit.passage)
         title = section_title(hit).replace('"', "'")
         block = f'<section url="{hit.url}" title="{title}">\n{text}\n</section>'
         if used and size + len(block) > max_chars:

@@ -48,7 +48,7 @@ class Sources:
 
     @cached_property
     def haystack(self) -> str:
-        parts = [hit.chunk.text for hit in self.hits] + [hit.url for hit in self.hits]
+        parts = [hit.passage for hit in self.hits] + [hit.url for hit in self.hits]
         # Markdown escapes in sources (``CITEWISE\_HOME``) are not part of the name.
         return "\n".join([*parts, self.conversation]).replace("\\_", "_").replace("\\*", "*")
 
@@ -57,7 +57,7 @@ class Sources:
         """The content words of each retrieved section URL (its chunks together)."""
         texts: dict[str, list[str]] = {}
         for hit in self.hits:
-            texts.setdefault(hit.url, []).append(hit.chunk.text)
+            texts.setdefault(hit.url, []).append(hit.passage)
         return {url: union(parts) for url, parts in texts.items()}
 
     @cached_property

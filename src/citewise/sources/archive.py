@@ -71,8 +71,8 @@ def extract_docs(
 
     The docs folder is looked for under the archive's single top-level folder (as in GitHub's
     tag archives, ``repo-1.0/docs/``), else at its root. ``dest`` receives ``dest/{docs_dir}/``
-    and any ``mkdocs.yml``/``zensical.toml`` found next to it; if ``dest`` appears meanwhile
-    (another process extracted the same archive), that copy is kept. Symbolic links are
+    and the files next to it (``mkdocs.yml``, ``.readthedocs.yaml``, ``CHANGES.md``…); if
+    ``dest`` appears meanwhile (another process extracted the same archive), that copy is kept. Symbolic links are
     materialised or skipped (module docstring); the skipped ones are listed by
     :func:`skipped_links` ``(dest)``.
 
@@ -241,7 +241,11 @@ def _select(
     for entry in entries:
         in_docs = entry.parts[: len(prefix)] == prefix
         is_config = entry.parts[:-1] == parent and entry.parts[-1] in SITE_CONFIG_NAMES
-        if not in_docs and not is_config:
+        # The project's own top-level files decide how the site is built and what it shows:
+        # .readthedocs.yaml names the Sphinx builder, pyproject.toml marks the project root,
+        # and pages include CHANGES.md or README.md from beside the docs folder.
+        beside_docs = entry.parts[:-1] == parent and entry.kind in ("file", "symlink")
+        if not in_docs and not is_config and not beside_docs:
             continue
         name = "/".join(entry.parts)
         if entry.kind == "hardlink":
