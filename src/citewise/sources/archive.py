@@ -72,8 +72,8 @@ def extract_docs(
     The docs folder is looked for under the archive's single top-level folder (as in GitHub's
     tag archives, ``repo-1.0/docs/``), else at its root. ``dest`` receives ``dest/{docs_dir}/``
     and the files next to it (``mkdocs.yml``, ``.readthedocs.yaml``, ``CHANGES.md``…); if
-    ``dest`` appears meanwhile (another process extracted the same archive), that copy is kept. Symbolic links are
-    materialised or skipped (module docstring); the skipped ones are listed by
+    ``dest`` appears meanwhile (another process extracted the same archive), that copy is kept.
+    Symbolic links are materialised or skipped (module docstring); the skipped ones are listed by
     :func:`skipped_links` ``(dest)``.
 
     Returns:
