@@ -184,3 +184,13 @@ def test_search_many_fuses_queries(store: KBStore) -> None:
     assert many[0].score == pytest.approx(1 / 61)
     assert all(h.rankers == ("keyword",) for h in many)
     assert search_many(store, EMBEDDER, [], k=3) == []
+
+
+def test_a_query_of_identifiers_alone_is_a_lookup_and_a_question_is_not() -> None:
+    from citewise.retrieval.hybrid import is_bare_identifier_lookup
+
+    for lookup in ("request_to_input", "LGOS_OPENAI_API_PREFIX", "`Session.mount`", "--reload",
+                   "json()", "REQUESTS_CA_BUNDLE?"):  # fmt: skip
+        assert is_bare_identifier_lookup(lookup), lookup
+    for question in ("What is LGOS_OPENAI_API_PREFIX?", "Timeouts", "Session", "", "e.g. this"):
+        assert not is_bare_identifier_lookup(question), question

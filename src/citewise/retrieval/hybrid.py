@@ -17,6 +17,7 @@ from citewise.retrieval.collapse import collapse_sections
 from citewise.retrieval.fusion import reciprocal_rank_fusion, relative_score_rrf
 from citewise.retrieval.proximity import is_question, sentence_coverage
 from citewise.store.base import KBStore
+from citewise.store.identifiers import query_identifiers
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
@@ -34,7 +35,15 @@ _RANKERS = ("dense", "keyword", "name", "proximity")
 # as a third ranking of weight NAME_WEIGHT (dense and keyword have 1 each).
 API_WEIGHT = 0.95
 NAME_WEIGHT = 2.0
-PROXIMITY_WEIGHT = 0.5
+# Proximity at 0.5 (chosen on the fusion branch) cost the 56 LGOS cases' MRR (citewise eval,
+# 0.821 without it → 0.793) though it helped requests (0.910 → 0.949); 0.2 keeps LGOS at 0.820
+# with no set below main (benchmarks/retrieval-unseen.md, "On the merged main").
+PROXIMITY_WEIGHT = 0.2
+# A query that is nothing but identifiers (`request_to_input`, `LGOS_OPENAI_API_PREFIX`) is an
+# exact lookup: an embedding of a bare name says little about where it is defined (vector
+# search put the defining section first for 56-72% of the identifier cases, keyword search
+# for 96%), so such a query gives the dense ranker this share of the two (keyword the rest).
+BARE_IDENTIFIER_DENSE_SHARE = 0.5
 # Keyword candidates searched for the objects a question names (their words only).
 _NAME_CANDIDATES = 30
 # The keyword query runs here while this thread embeds the query and ranks by vectors: both
@@ -199,6 +208,8 @@ def search(
     # Equal dense and keyword shares are 1 each; ``vector_weight`` splits their 2. The names,
     # proximity and the API prior are the text's side: they shrink with the keyword share,
     # so ``vector_weight=1`` ranks by the embeddings alone.
+    if vector_weight is None and is_bare_identifier_lookup(query):
+        vector_weight = BARE_IDENTIFIER_DENSE_SHARE / 2
     shares = (1.0, 1.0) if vector_weight is None else (2 * vector_weight, 2 - 2 * vector_weight)
     text_side = min(shares[1], 1.0)
     name_weight, proximity_weight = name_weight * text_side, proximity_weight * text_side
@@ -217,6 +228,14 @@ def search(
         )  # fmt: skip
         # A question that names no object is asked in prose: the API prior applies to it.
         return _finish(weigh_api_entries(fused, 1.0 if names else api_weight), k, collapse)
+
+
+def is_bare_identifier_lookup(query: str) -> bool:
+    """Whether every word of ``query`` is an identifier (``snake_case``, ``ENV_VAR``, a dotted
+    path, a ``--flag``, ``name()``), quotes and backticks aside: a lookup, not a question."""
+    words = [word.strip("`'\"?.,:;!") for word in query.split()]
+    words = [word for word in words if word]
+    return bool(words) and all(query_identifiers(word) for word in words)
 
 
 def search_many(
