@@ -9,7 +9,6 @@ compared with the truth both ways (evaluation.site_truth); the issue's threshold
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 import tomllib
@@ -87,14 +86,9 @@ def citewise_citations(folder: Path, spec: SiteSpec) -> list[Citation]:
     docs = folder / spec.docs_dir
     if not docs.is_dir():
         raise ConfigurationError(f"{docs}: docs folder not found")
-    options: dict[str, Any] = {}
-    if spec.page_form is not None:
-        # citewise before --page-form (the baseline's) parses such a site as its source says
-        if "page_form" in inspect.signature(parse_folder).parameters:
-            options["page_form"] = spec.page_form
     sections = parse_folder(
         docs, site_url=spec.site_url, version=spec.site_version, api=folder_api_reference(docs),
-        **options,
+        page_form=spec.page_form,
     )  # fmt: skip
     return [Citation(s.url, s.heading_path[-1] if s.heading_path else s.title, s.doc_id)
             for s in sections]  # fmt: skip
