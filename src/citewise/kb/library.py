@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -35,7 +36,12 @@ class Library:
             extractive answers); the server's tests inject a scripted model here.
     """
 
-    _shared: ClassVar[dict[tuple[Path, str], Library]] = {}
+    # Weak: a library lives while a door (a server, a command, a knowledge base) holds it,
+    # so a process that visits many homes (tests, a long-lived script) does not keep every
+    # home's store, vectors and caches forever; the model sessions are shared below it.
+    _shared: ClassVar[weakref.WeakValueDictionary[tuple[Path, str], Library]] = (
+        weakref.WeakValueDictionary()
+    )
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
@@ -56,7 +62,8 @@ class Library:
 
     @classmethod
     def shared(cls, settings: Settings | None = None) -> Library:
-        """The process-wide library of ``settings``' home and store (made on first use)."""
+        """The process-wide library of ``settings``' home and store: the one in use, or a new
+        one when nothing holds it any more."""
         settings = settings or Settings.from_env()
         key = (settings.home.expanduser().resolve(), settings.store_url or "")
         with cls._shared_lock:
