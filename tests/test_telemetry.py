@@ -35,11 +35,33 @@ class Recorder:
 
 
 def test_nobody_listening_costs_nothing_and_reports_nothing() -> None:
-    with telemetry.operation("search", "a secret query", kb="docs") as op:
-        with telemetry.stage("dense"):
-            pass
-        op.set(hits=1)
-    telemetry.record("model_call", purpose="plan")  # no observer: returns at once
+    """Blocks outside any listener's context reach no observer, even one listening at the
+    same moment in another thread, and leave no span behind as the current one."""
+    recorder = Recorder()
+    listening_now, done = threading.Event(), threading.Event()
+
+    def listen_elsewhere() -> None:
+        with telemetry.listening(recorder):
+            listening_now.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=listen_elsewhere)
+    thread.start()
+    assert listening_now.wait(10)
+    try:
+        with telemetry.operation("search", "a secret query", kb="docs") as op:
+            with telemetry.stage("dense") as stage:
+                assert stage.name == "dense" and stage.parent is None  # not made current
+            op.set(hits=1)
+        telemetry.record("model_call", purpose="plan")  # no observer: returns at once
+    finally:
+        done.set()
+        thread.join()
+    assert recorder.events == []
+    with telemetry.listening(recorder):
+        with telemetry.stage("keyword") as stage:
+            assert stage.parent is None  # the earlier operation did not stay current
+    assert [e.name for e in recorder.events] == ["keyword"]
 
 
 def test_stages_inherit_labels_and_sum_into_their_operation() -> None:

@@ -26,6 +26,14 @@ from citewise.testing import ScriptedCall, ScriptedChatModel, script
 SECTION = re.compile(r'<section url="([^"]+)" title="([^"]+)">')
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before the fixtures: a browser test's knowledge base takes minutes to index.
+    if item.get_closest_marker("browser") is not None:
+        from tests.server.test_web import browser_or_skip
+
+        browser_or_skip()
+
+
 FAIL = "FAIL"
 RICH = "RICH"
 # Characters a UTF-16 client counts differently from Python (astral emoji, a ZWJ sequence)

@@ -29,6 +29,8 @@ SLOW = "SLOW"
 
 
 def browser_or_skip() -> str:
+    """Node, or a skip naming what is missing; run before a browser test's fixtures (see
+    ``pytest_runtest_setup`` in conftest), so a missing browser costs no indexing."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the chat page's browser test needs node")
@@ -82,6 +84,7 @@ def page_url(lgos_home: Path, slow_model: EndlessModel) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.browser
 def test_a_conversation_in_the_page(
     page_url: str, slow_model: EndlessModel, lgos_scopes: tuple[str, ...], tmp_path: Path
 ) -> None:
@@ -141,6 +144,7 @@ def test_a_conversation_in_the_page(
         assert (shots / name).stat().st_size > 10_000
 
 
+@pytest.mark.browser
 def test_an_extractive_answer_renders_as_markdown(extractive_url: str, tmp_path: Path) -> None:
     shots = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
@@ -173,6 +177,7 @@ def files_url(make_kb: MakeKB, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.browser
 def test_a_file_citation_opens_the_document(files_url: str) -> None:
     seen = drive("files", files_url, "How many days of annual leave?")
     content = f"{files_url}/v1/knowledge-bases/files/documents/hr/leave-policy.md/content"
@@ -197,6 +202,7 @@ def quick_start_url(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.browser
 def test_a_quick_start_citation_lands_on_its_rendered_section(quick_start_url: str) -> None:
     seen = drive("files", quick_start_url, "How does citewise split long sections?")
     opened = seen["opened"]
@@ -214,6 +220,7 @@ def keyed_url(lgos_home: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.browser
 def test_a_key_is_kept_only_once_it_worked(keyed_url: str) -> None:
     seen = drive("keys", keyed_url, QUESTION, "sk-wrong", "sk-right")
     assert "API key" in seen["asked"]
@@ -222,6 +229,7 @@ def test_a_key_is_kept_only_once_it_worked(keyed_url: str) -> None:
     assert seen["right"]["citations"] > 0 and seen["right"]["stored"] == "sk-right"
 
 
+@pytest.mark.browser
 def test_the_bm25_toggle_switches_the_search_to_embeddings_only(extractive_url: str) -> None:
     seen = drive("bm25", extractive_url, QUESTION)
     assert seen["checkedAtFirst"] is True  # the default search (hybrid) uses BM25
