@@ -25,24 +25,30 @@ import re
 from pathlib import Path
 from typing import Any
 
-from citewise.errors import CitewiseError
-from citewise.integrations import require
+from citewise.errors import CitewiseError, MissingExtraError
 from citewise.kb import STRATEGIES, IndexStrategy, KBConfig, KnowledgeBase, Library, parse_options
 from citewise.models import Hit
 
-_engine = require(
-    "langbot_plugin.api.definition.components.knowledge_engine.engine",
-    "langbot-plugin",
-    "langbot",
-    "The LangBot knowledge engine",
-)
-_context = require("langbot_plugin.api.entities.builtin.rag.context", "langbot-plugin", "langbot", "")
-_models = require("langbot_plugin.api.entities.builtin.rag.models", "langbot-plugin", "langbot", "")
-_message = require(
-    "langbot_plugin.api.entities.builtin.provider.message", "langbot-plugin", "langbot", ""
-)
-_plugin = require("langbot_plugin.api.definition.plugin", "langbot-plugin", "langbot", "")
-_enums = require("langbot_plugin.api.entities.builtin.rag.enums", "langbot-plugin", "langbot", "")
+try:
+    from langbot_plugin.api.definition.components.knowledge_engine.engine import (
+        KnowledgeEngine,
+        KnowledgeEngineCapability,
+    )
+    from langbot_plugin.api.definition.plugin import BasePlugin
+    from langbot_plugin.api.entities.builtin.provider.message import ContentElement
+    from langbot_plugin.api.entities.builtin.rag.context import (
+        RetrievalContext,
+        RetrievalResponse,
+        RetrievalResultEntry,
+    )
+    from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
+    from langbot_plugin.api.entities.builtin.rag.models import (
+        IngestionContext,
+        IngestionResult,
+        ParseResult,
+    )
+except ImportError as missing:
+    raise MissingExtraError("langbot-plugin", "langbot", "The LangBot plugin") from missing
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +84,7 @@ def kb_config(settings: dict[str, Any]) -> KBConfig:
     )
 
 
-def parsed_json(document_id: str, parsed: Any) -> bytes:
+def parsed_json(document_id: str, parsed: ParseResult) -> bytes:
     """A parser plugin's ``ParseResult`` as citewise's pre-parsed content JSON."""
     sections = [
         {
@@ -94,12 +100,12 @@ def parsed_json(document_id: str, parsed: Any) -> bytes:
     return json.dumps({"documents": [{**document, "sections": sections}]}).encode()
 
 
-def retrieval_entry(hit: Hit, document_id: str) -> Any:
+def retrieval_entry(hit: Hit, document_id: str) -> RetrievalResultEntry:
     """One search hit as LangBot's ``RetrievalResultEntry`` (the section's URL in metadata)."""
     chunk = hit.chunk
-    return _context.RetrievalResultEntry(
+    return RetrievalResultEntry(
         id=chunk.chunk_id,
-        content=[_message.ContentElement(type="text", text=hit.passage)],
+        content=[ContentElement(type="text", text=hit.passage)],
         metadata={
             "url": chunk.url,
             "title": chunk.heading_path[-1] if chunk.heading_path else chunk.doc_id,
@@ -112,12 +118,12 @@ def retrieval_entry(hit: Hit, document_id: str) -> Any:
     )
 
 
-class CitewiseEngine(_engine.KnowledgeEngine):  # type: ignore[misc, unused-ignore]
+class CitewiseEngine(KnowledgeEngine):  # type: ignore[misc, unused-ignore]
     """The knowledge engine: LangBot's knowledge-base lifecycle on citewise's service layer."""
 
     @classmethod
     def get_capabilities(cls) -> list[str]:
-        capability = _engine.KnowledgeEngineCapability
+        capability = KnowledgeEngineCapability
         return [capability.DOC_INGESTION, capability.DOC_PARSING]
 
     def _kb(self, kb_id: str) -> KnowledgeBase:
@@ -137,12 +143,14 @@ class CitewiseEngine(_engine.KnowledgeEngine):  # type: ignore[misc, unused-igno
         if await asyncio.to_thread(lambda: kb.exists):
             await asyncio.to_thread(kb.drop)
 
-    async def ingest(self, context: Any) -> Any:
+    async def ingest(self, context: IngestionContext) -> IngestionResult:
         file = context.file_object
         document_id = file.metadata.document_id
         name = doc_prefix(document_id) + (Path(file.metadata.filename).name or "document")
         try:
-            kb = await asyncio.to_thread(self._ensure, context.knowledge_base_id, context.creation_settings)
+            kb = await asyncio.to_thread(
+                self._ensure, context.knowledge_base_id, context.creation_settings
+            )
             if context.parsed_content is not None:
                 parsed = parsed_json(name, context.parsed_content)
                 report = await asyncio.to_thread(lambda: kb.add_upload([], parsed=parsed))
@@ -150,12 +158,14 @@ class CitewiseEngine(_engine.KnowledgeEngine):  # type: ignore[misc, unused-igno
                 content = await self.plugin.get_knowledge_file_stream(file.storage_path)
                 report = await asyncio.to_thread(lambda: kb.add_upload([(name, content)]))
         except CitewiseError as error:
-            return _models.IngestionResult(
-                document_id=document_id, status=_enums.DocumentStatus.FAILED, error_message=str(error)
+            return IngestionResult(
+                document_id=document_id,
+                status=DocumentStatus.FAILED,
+                error_message=str(error),
             )
-        return _models.IngestionResult(
+        return IngestionResult(
             document_id=document_id,
-            status=_enums.DocumentStatus.COMPLETED,
+            status=DocumentStatus.COMPLETED,
             chunks_created=report.chunks,
             metadata={"doc_id": name, "kb": kb.name, "skipped": report.skipped},
         )
@@ -174,10 +184,12 @@ class CitewiseEngine(_engine.KnowledgeEngine):  # type: ignore[misc, unused-igno
         log.info("deleted document %s of %s: %d chunks", document_id, kb_name(kb_id), removed)
         return removed > 0
 
-    async def retrieve(self, context: Any) -> Any:
+    async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
         kb = self._kb(context.knowledge_base_id or context.get_collection_id())
         settings = context.retrieval_settings
-        overrides = {key: settings[key] for key in RETRIEVAL_KEYS if settings.get(key) not in (None, "")}
+        overrides = {
+            key: settings[key] for key in RETRIEVAL_KEYS if settings.get(key) not in (None, "")
+        }
         if wanted := context.filters.get("document_id"):
             ids = [wanted] if isinstance(wanted, str) else list(wanted)
             documents = await asyncio.to_thread(kb.documents)
@@ -185,12 +197,12 @@ class CitewiseEngine(_engine.KnowledgeEngine):  # type: ignore[misc, unused-igno
             overrides["doc_ids"] = [d.doc_id for d in documents if d.doc_id.startswith(prefixes)]
         hits = await kb.asearch(context.query, overrides)
         entries = [retrieval_entry(hit, hit.chunk.doc_id.partition("/")[0]) for hit in hits]
-        return _context.RetrievalResponse(
+        return RetrievalResponse(
             results=entries, total_found=len(entries), metadata={"kb": kb.name}
         )
 
 
-class CitewisePlugin(_plugin.BasePlugin):  # type: ignore[misc, unused-ignore]
+class CitewisePlugin(BasePlugin):  # type: ignore[misc, unused-ignore]
     """The plugin's entry class (nothing to set up: knowledge bases open on first use)."""
 
     async def initialize(self) -> None:
@@ -206,7 +218,13 @@ _OPTION_FIELDS: list[dict[str, Any]] = [
         "label": "Search type",
         "options": ["hybrid", "vector", "full_text"],
     },
-    {"name": "rerank", "type": "select", "default": "off", "label": "Rerank", "options": ["off", "llm", "cross_encoder"]},
+    {
+        "name": "rerank",
+        "type": "select",
+        "default": "off",
+        "label": "Rerank",
+        "options": ["off", "llm", "cross_encoder"],
+    },
     {"name": "context_window", "type": "integer", "default": 0, "label": "Context window"},
     {"name": "scope", "type": "string", "default": "", "label": "Scope"},
 ]
@@ -222,11 +240,15 @@ def _field(spec: dict[str, Any]) -> dict[str, Any]:
         "default": spec["default"],
     }
     if "options" in spec:
-        field["options"] = [{"name": o, "label": {"en_US": o, "zh_Hans": o}} for o in spec["options"]]
+        field["options"] = [
+            {"name": o, "label": {"en_US": o, "zh_Hans": o}} for o in spec["options"]
+        ]
     return field
 
 
-def _manifest(kind: str, name: str, label: str, spec: dict[str, Any], path: str, attr: str) -> dict[str, Any]:
+def _manifest(
+    kind: str, name: str, label: str, spec: dict[str, Any], path: str, attr: str
+) -> dict[str, Any]:
     text = {"en_US": label, "zh_Hans": label}
     metadata: dict[str, Any] = {"name": name, "label": text, "description": text}
     return {
@@ -246,14 +268,19 @@ def write_plugin(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     components = directory / "components" / "knowledge_engine"
     components.mkdir(parents=True, exist_ok=True)
-    strategy = {
+    strategy: dict[str, Any] = {
         "name": "strategy",
         "type": "select",
         "default": "section",
         "label": "Index strategy",
         "options": list(STRATEGIES),
     }
-    embedder = {"name": "embedder", "type": "string", "default": "minilm", "label": "Embedder"}
+    embedder: dict[str, Any] = {
+        "name": "embedder",
+        "type": "string",
+        "default": "minilm",
+        "label": "Embedder",
+    }
     engine_spec = {
         "creation_schema": [_field(f) for f in (strategy, embedder, *_OPTION_FIELDS)],
         "retrieval_schema": [_field(f) for f in _OPTION_FIELDS],
@@ -261,9 +288,13 @@ def write_plugin(directory: Path) -> Path:
     engine = _manifest(
         "KnowledgeEngine", ENGINE_NAME, "citewise", engine_spec, f"{ENGINE_NAME}.py", "Engine"
     )
-    plugin = _manifest("Plugin", PLUGIN_NAME, "citewise", {"config": [], "components": {}}, "main.py", "Plugin")
+    plugin = _manifest(
+        "Plugin", PLUGIN_NAME, "citewise", {"config": [], "components": {}}, "main.py", "Plugin"
+    )
     plugin["metadata"].update(author=PLUGIN_AUTHOR, version="0.1.0", repository="")
-    plugin["spec"]["components"] = {"KnowledgeEngine": {"fromDirs": [{"path": "components/knowledge_engine/"}]}}
+    plugin["spec"]["components"] = {
+        "KnowledgeEngine": {"fromDirs": [{"path": "components/knowledge_engine/"}]}
+    }
     (directory / "manifest.yaml").write_text(yaml.safe_dump(plugin, sort_keys=False))
     (components / f"{ENGINE_NAME}.yaml").write_text(yaml.safe_dump(engine, sort_keys=False))
     shim = "from citewise.integrations.langbot import {} as {}\n"

@@ -44,14 +44,23 @@ from langgraph.runtime import Runtime
 from pydantic import ConfigDict, Field, create_model
 from typing_extensions import TypedDict
 
-from citewise.integrations import require
+from citewise.errors import MissingExtraError
 from citewise.kb import AGENTIC, RAG, Done, KnowledgeBase, Library, Status, TextDelta
 from citewise.models import Answer
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-_lgos = require("langgraph_openai_serve", "langgraph-openai-serve", "lgos", "The LGOS graphs")
+try:
+    from langgraph_openai_serve import (
+        ClientSettings,
+        GraphConfig,
+        GraphRegistry,
+        LanggraphOpenaiServe,
+        status_event,
+    )
+except ImportError as missing:
+    raise MissingExtraError("langgraph-openai-serve", "lgos", "The LGOS graphs") from missing
 
 NODE = "citewise"
 DEFAULT_KB = "lgos"
@@ -79,7 +88,7 @@ class RunContext:
     overrides: Mapping[str, Any]
 
 
-def settings_model(kb: KnowledgeBase) -> type[Any]:
+def settings_model(kb: KnowledgeBase) -> type[ClientSettings]:
     """The LGOS ``ClientSettings`` of a knowledge base: its scopes and BM25 on or off.
 
     Defaults are the knowledge base's own (its default scope, keyword ranking unless it
@@ -89,9 +98,9 @@ def settings_model(kb: KnowledgeBase) -> type[Any]:
     defaults = kb.config.defaults
     default_scope = defaults.scope if defaults.scope in scopes else scopes[0]
     scope_type: Any = Literal.__getitem__(scopes)  # the closed list a client UI shows
-    return create_model(
+    model: type[ClientSettings] = create_model(
         "CitewiseSettings",
-        __base__=_lgos.ClientSettings,
+        __base__=ClientSettings,
         scope=(
             scope_type,
             Field(
@@ -110,15 +119,15 @@ def settings_model(kb: KnowledgeBase) -> type[Any]:
             ),
         ),
     )
+    return model
 
 
 def search_overrides(kb: KnowledgeBase, settings: Any) -> dict[str, Any]:
     """citewise search options for a request's client settings (``scope``, ``bm25``)."""
-    default_type = kb.config.defaults.search_type
+    default_type: str = kb.config.defaults.search_type
+    search_type = "vector"
     if settings.bm25:
         search_type = default_type if default_type != "vector" else "hybrid"
-    else:
-        search_type = "vector"
     return {"scope": settings.scope, "search_type": search_type}
 
 
@@ -127,7 +136,7 @@ def graph_config(
     *,
     workflow: str = RAG,
     library: Library | None = None,
-) -> Any:
+) -> GraphConfig:
     """The LGOS ``GraphConfig`` that serves ``workflow`` over the knowledge base ``kb``.
 
     ``kb`` is a name (opened in ``library``, default the process-wide one) or a
@@ -143,7 +152,7 @@ def graph_config(
     def context_factory(_request: Any, chosen: Any) -> RunContext:
         return RunContext(workflow, search_overrides(base, chosen))
 
-    return _lgos.GraphConfig(
+    return GraphConfig(
         graph=answer_graph(base),
         description=_DESCRIPTIONS[workflow].format(kb=base.name),
         client_settings=settings,
@@ -151,16 +160,18 @@ def graph_config(
     )
 
 
-def graph_registry(kb: str | KnowledgeBase = DEFAULT_KB, *, library: Library | None = None) -> Any:
+def graph_registry(
+    kb: str | KnowledgeBase = DEFAULT_KB, *, library: Library | None = None
+) -> GraphRegistry:
     """Both workflows as LGOS models: ``citewise-rag`` and ``citewise-agentic``."""
-    return _lgos.GraphRegistry(
+    return GraphRegistry(
         graphs={name: graph_config(kb, workflow=name, library=library) for name in _DESCRIPTIONS}
     )
 
 
 def create_app(kb: str | KnowledgeBase = DEFAULT_KB, *, library: Library | None = None) -> FastAPI:
     """A FastAPI app serving both workflows on LGOS's OpenAI routes (``/v1/...``)."""
-    serve = _lgos.LanggraphOpenaiServe(registry=graph_registry(kb, library=library))
+    serve = LanggraphOpenaiServe(registry=graph_registry(kb, library=library))
     serve.bind_openai_api()
     app: FastAPI = serve.app
     return app
@@ -215,7 +226,7 @@ async def _relay_answer(
         try:
             async for event in kb.astream(messages, run.overrides, workflow=run.workflow):
                 if isinstance(event, Status):
-                    write(_lgos.status_event(event.text))
+                    write(status_event(event.text))
                 elif isinstance(event, TextDelta) and event.text:
                     pieces.put_nowait(event.text)
                 elif isinstance(event, Done):
