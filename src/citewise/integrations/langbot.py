@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -30,23 +31,26 @@ from citewise.kb import STRATEGIES, IndexStrategy, KBConfig, KnowledgeBase, Libr
 from citewise.models import Hit
 
 try:
-    from langbot_plugin.api.definition.components.knowledge_engine.engine import (
-        KnowledgeEngine,
-        KnowledgeEngineCapability,
-    )
-    from langbot_plugin.api.definition.plugin import BasePlugin
-    from langbot_plugin.api.entities.builtin.provider.message import ContentElement
-    from langbot_plugin.api.entities.builtin.rag.context import (
-        RetrievalContext,
-        RetrievalResponse,
-        RetrievalResultEntry,
-    )
-    from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
-    from langbot_plugin.api.entities.builtin.rag.models import (
-        IngestionContext,
-        IngestionResult,
-        ParseResult,
-    )
+    # The SDK's models use pydantic's class-based config, deprecated: not our warning to raise.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from langbot_plugin.api.definition.components.knowledge_engine.engine import (
+            KnowledgeEngine,
+            KnowledgeEngineCapability,
+        )
+        from langbot_plugin.api.definition.plugin import BasePlugin
+        from langbot_plugin.api.entities.builtin.provider.message import ContentElement
+        from langbot_plugin.api.entities.builtin.rag.context import (
+            RetrievalContext,
+            RetrievalResponse,
+            RetrievalResultEntry,
+        )
+        from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
+        from langbot_plugin.api.entities.builtin.rag.models import (
+            IngestionContext,
+            IngestionResult,
+            ParseResult,
+        )
 except ImportError as missing:
     raise MissingExtraError("langbot-plugin", "langbot", "The LangBot plugin") from missing
 
