@@ -110,6 +110,7 @@ def test_the_plugin_ingests_retrieves_and_deletes_under_the_sdk_runtime(tmp_path
     home = tmp_path / "home"
     files = {"kb-1/auth.md": require(LGOS / "docs" / PAGE).read_bytes()}
     seen: dict[str, Any] = {}
+    kb = KnowledgeBase(langbot.kb_name(KB_ID), settings=Settings(home=home))
 
     async def session(host: LangBotHost) -> None:
         call = host.call_action
@@ -139,6 +140,8 @@ def test_the_plugin_ingests_retrieves_and_deletes_under_the_sdk_runtime(tmp_path
             RuntimeToPluginAction.RETRIEVE_KNOWLEDGE,
             {"retriever_name": langbot.ENGINE_NAME, "retrieval_context": retrieval},
         )
+        seen["defaults"] = kb.config.defaults.top_k
+        await call(RuntimeToPluginAction.ON_KB_DELETE, {"kb_id": KB_ID})
 
     asyncio.run(asyncio.wait_for(with_plugin(plugin_dir, home, files, session), 300))
 
@@ -154,8 +157,8 @@ def test_the_plugin_ingests_retrieves_and_deletes_under_the_sdk_runtime(tmp_path
     assert "authentication" in best["content"][0]["text"].lower()
     assert seen["delete"] == {"success": True}
     assert seen["after"]["results"] == []
-    kb = KnowledgeBase(langbot.kb_name(KB_ID), settings=Settings(home=home))
-    assert kb.config.defaults.top_k == 3  # the creation form's retrieval default is kept
+    assert seen["defaults"] == 3  # the creation form's retrieval default is kept
+    assert not kb.exists  # deleting the LangBot knowledge base dropped citewise's
 
 
 def test_pre_parsed_content_from_a_parser_plugin_is_indexed_as_given(tmp_path: Path) -> None:
