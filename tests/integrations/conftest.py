@@ -34,7 +34,7 @@ def docs_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def cite_first(call: ScriptedCall) -> str:
     """A scripted answer citing the first section of its prompt (a real section URL)."""
-    found = SECTION.search(call.messages[-1].text)
+    found = SECTION.search("\n".join(message.text for message in call.messages))
     assert found is not None, "the answer prompt holds no documentation"
     url, title = found.groups()
     return f"Add the API key middleware described in [{title}]({url}). Then restart."

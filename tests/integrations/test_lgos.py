@@ -20,6 +20,7 @@ from citewise.integrations import lgos  # noqa: E402
 from citewise.kb import KnowledgeBase, Library  # noqa: E402
 from citewise.server.testing import running  # noqa: E402
 from citewise.testing import ScriptedChatModel, script  # noqa: E402
+from tests import conftest as tests_conftest  # noqa: E402
 from tests.integrations.conftest import KB, cite_first  # noqa: E402
 
 QUESTION = "How do I add API key authentication?"
@@ -137,3 +138,35 @@ def test_bm25_off_searches_by_embeddings_only(docs_home: Path) -> None:
     assert lgos.search_overrides(kb, chosen) == {"scope": "tutorials", "search_type": "vector"}
     on = lgos.search_overrides(kb, lgos.settings_model(kb)())
     assert on == {"scope": "all", "search_type": "hybrid"}
+
+
+@pytest.mark.parametrize("verify", ["warn", "regenerate"])
+def test_streamed_text_is_citewise_final_text_under_warn_and_regenerate(
+    tmp_path: Path, verify: str
+) -> None:
+    """A warning appended by the check streams too; a held-back first answer never does."""
+    from citewise.kb import KBConfig
+    from citewise.options import SearchOptions
+
+    def unsupported(call: Any) -> str:
+        return cite_first(call) + " Set `CITEWISE_NO_SUCH_SETTING=1` first."
+
+    model = ScriptedChatModel(reply=script(answer=unsupported))
+    config = KBConfig(defaults=SearchOptions(verify=verify))
+    kb = KnowledgeBase.create("strict", config, settings=Settings(home=tmp_path), model=model)
+    page = (tests_conftest.LGOS / "docs" / "how-to-guides" / "authentication.md").read_bytes()
+    kb.add_upload([("authentication.md", page)])
+    with running(lgos.create_app(kb)) as url:
+        response = chat(url, stream=True)
+        final = chat(url).json()["choices"][0]["message"]["content"]
+    assert response.status_code == 200, response.text
+    chunks = sse(response)
+    assert not any("error" in chunk for chunk in chunks), chunks
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == final
+    answers = [call for call in model.calls if call.kind == "answer"]
+    if verify == "warn":
+        assert len(text) > len(unsupported(answers[0]))  # the warning came after the answer
+    else:
+        assert len(answers) == 4  # each request: the first answer, then its one regeneration
+        assert text.count("CITEWISE_NO_SUCH_SETTING") <= 1  # the first answer was held back
