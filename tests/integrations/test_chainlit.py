@@ -123,7 +123,10 @@ def test_a_streamed_cited_answer_with_steps_and_citation_elements(chainlit_url: 
     events = asyncio.run(ask(chainlit_url, QUESTION))
     steps = [m for m in events.get("new_message", []) if m.get("type") == "retrieval"]
     assert "Searching the docs: API key auth" in [step["name"] for step in steps]
-    tokens = "".join(t["token"] for t in events["stream_token"])
+    # The first token opens the stream (stream_start's output), the others follow it.
+    [start] = events["stream_start"]
+    tokens = start["output"] + "".join(t["token"] for t in events["stream_token"])
+    assert len(events["stream_token"]) > 3
     assert tokens.startswith("Add the API key middleware from [")
     final = [
         m
