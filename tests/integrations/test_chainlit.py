@@ -83,13 +83,16 @@ def chainlit_url(docs_home: Path, tmp_path: Path) -> Iterator[str]:
             server.wait(30)
 
 
-async def ask(url: str, question: str) -> dict[str, list[Any]]:
+async def ask(
+    url: str, question: str, settings: dict[str, Any] | None = None
+) -> dict[str, list[Any]]:
     """Send ``question`` as the browser would; collect the server's events until the answer."""
     events: dict[str, list[Any]] = {}
     finished = asyncio.Event()
     client = socketio.AsyncClient()
 
-    for name in ("new_message", "update_message", "stream_start", "stream_token", "element"):
+    names = ("new_message", "update_message", "stream_start", "stream_token", "element")
+    for name in (*names, "chat_settings"):
 
         def record(data: Any, name: str = name) -> None:
             events.setdefault(name, []).append(data)
@@ -105,6 +108,12 @@ async def ask(url: str, question: str) -> dict[str, list[Any]]:
     auth = {"clientType": "webapp", "sessionId": session, "userEnv": "{}", "threadId": None}
     await client.connect(url, socketio_path="/ws/socket.io", auth=auth, transports=["websocket"])
     await client.emit("connection_successful")
+    if settings is not None:
+        # The chat start sends the settings at their defaults: change them after that.
+        deadline = time.monotonic() + 30
+        while "chat_settings" not in events and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await client.emit("chat_settings_change", settings)
     message = {
         "id": str(uuid.uuid4()),
         "threadId": "",
@@ -137,3 +146,17 @@ def test_a_streamed_cited_answer_with_steps_and_citation_elements(chainlit_url: 
     [element] = events["element"]
     assert element["type"] == "text" and element["name"].startswith("[1] ")
     assert element["forId"] == final["id"]
+
+
+def test_the_chat_settings_choose_the_scope_and_bm25(chainlit_url: str) -> None:
+    events = asyncio.run(ask(chainlit_url, QUESTION, {"scope": "how-to-guides", "bm25": False}))
+    [widgets] = events["chat_settings"]
+    by_id = {widget["id"]: widget for widget in widgets}
+    assert {item["value"] for item in by_id["scope"]["items"]} == {
+        "all",
+        "how-to-guides",
+        "tutorials",
+    }
+    assert by_id["bm25"]["initial"] is True
+    steps = [m["name"] for m in events.get("new_message", []) if m.get("type") == "retrieval"]
+    assert "Searching the how-to-guides docs: API key auth" in steps

@@ -6,7 +6,9 @@ Run it with ``citewise chainlit --kb NAME`` (or ``chainlit run`` on this file wi
 (``CITEWISE_LLM_*``); without one the answers are extractive. ``CITEWISE_CHAINLIT_WORKFLOW``
 picks ``citewise-agentic`` instead of ``citewise-rag``.
 
-Each status ("Searching the docs: …") is a ``cl.Step`` of the answer; the answer streams
+The chat settings are LGOS RAG's two: the docs scope (the knowledge base's scopes) and BM25
+keyword search on or off (off: embeddings only). Each status ("Searching the docs: …") is a
+``cl.Step`` of the answer; the answer streams
 into one message; every cited section is a ``cl.Text`` element on that message whose text
 starts with a Markdown link to the section, and the message ends with a numbered list of
 the sections it cites, each a link.
@@ -65,13 +67,42 @@ def sources_list(answer: Answer) -> str:
     return "\n\n**Sources**\n\n" + "\n".join(lines) if lines else ""
 
 
-async def answer_message(history: list[dict[str, str]]) -> Any:
+def chat_settings(kb: KnowledgeBase) -> Any:
+    """The chat settings widgets: docs scope and BM25, at the knowledge base's defaults."""
+    defaults = kb.config.defaults
+    scopes = list(kb.scopes)
+    scope = defaults.scope if defaults.scope in scopes else scopes[0]
+    widgets = cl.input_widget
+    return cl.ChatSettings(
+        [
+            widgets.Select(id="scope", label="Docs scope", values=scopes, initial_value=scope),
+            widgets.Switch(
+                id="bm25", label="BM25 keyword search", initial=defaults.search_type != "vector"
+            ),
+        ]
+    )
+
+
+def search_overrides(kb: KnowledgeBase, chosen: dict[str, Any]) -> dict[str, Any]:
+    """citewise search options for the chat settings (unset ones keep the defaults)."""
+    overrides: dict[str, Any] = {}
+    if isinstance(scope := chosen.get("scope"), str) and scope:
+        overrides["scope"] = scope
+    if chosen.get("bm25") is False:
+        overrides["search_type"] = "vector"
+    elif chosen.get("bm25") is True and kb.config.defaults.search_type == "vector":
+        overrides["search_type"] = "hybrid"
+    return overrides
+
+
+async def answer_message(history: list[dict[str, str]], chosen: dict[str, Any]) -> Any:
     """Stream citewise's answer to the conversation into a Chainlit message; return it."""
     kb = knowledge_base()
     workflow = os.environ.get(WORKFLOW_ENV, RAG)
     reply = cl.Message(content="", author=AUTHOR)
     answer: Answer | None = None
-    async for event in kb.astream(history, workflow=workflow):
+    overrides = search_overrides(kb, chosen)
+    async for event in kb.astream(history, overrides, workflow=workflow):
         if isinstance(event, Status):
             async with cl.Step(name=event.text, type="retrieval") as step:
                 step.output = event.text
@@ -97,6 +128,12 @@ def _conversation(message: Any) -> list[dict[str, str]]:
     return turns
 
 
+@cl.on_chat_start  # type: ignore[untyped-decorator, unused-ignore]
+async def on_chat_start() -> None:
+    await chat_settings(knowledge_base()).send()
+
+
 @cl.on_message  # type: ignore[untyped-decorator, unused-ignore]
 async def on_message(message: Any) -> None:
-    await answer_message(_conversation(message))
+    chosen = dict(cl.context.session.chat_settings or {})
+    await answer_message(_conversation(message), chosen)
