@@ -170,3 +170,18 @@ def test_streamed_text_is_citewise_final_text_under_warn_and_regenerate(
     else:
         assert len(answers) == 4  # each request: the first answer, then its one regeneration
         assert text.count("CITEWISE_NO_SUCH_SETTING") <= 1  # the first answer was held back
+
+
+def test_the_app_module_serves_the_knowledge_base_named_by_the_environment(
+    docs_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``uvicorn citewise.integrations.lgos:app`` (no chat model: the extractive answer)."""
+    monkeypatch.setenv("CITEWISE_HOME", str(docs_home))
+    monkeypatch.setenv(lgos.KB_ENV, KB)
+    for name in ("CITEWISE_LLM_BASE_URL", "CITEWISE_LLM_MODEL", "CITEWISE_LLM_GGUF"):
+        monkeypatch.delenv(name, raising=False)
+    with running(lgos.app) as url:
+        response = chat(url, scope="how-to-guides")
+    assert response.status_code == 200, response.text
+    [first, *_] = response.json()["choices"][0]["message"]["annotations"]
+    assert "/how-to-guides/" in first["url_citation"]["url"]
