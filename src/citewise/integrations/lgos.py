@@ -92,7 +92,8 @@ def settings_model(kb: KnowledgeBase) -> type[ClientSettings]:
     """The LGOS ``ClientSettings`` of a knowledge base: its scopes and BM25 on or off.
 
     Defaults are the knowledge base's own (its default scope, keyword ranking unless it
-    searches by vectors only), so a client that changes nothing gets citewise's answer.
+    searches by vectors only), so a client that changes nothing gets citewise's answer. LGOS
+    validates the contract when the graph is registered, so scopes added later need a restart.
     """
     scopes = kb.scopes
     defaults = kb.config.defaults
