@@ -12,6 +12,7 @@ from citewise.cli.bench import add_bench_commands
 from citewise.cli.common import Command
 from citewise.cli.diagnostics import add_diagnostics_command, recording
 from citewise.cli.evaluate import add_eval_command
+from citewise.cli.hosts import add_host_commands
 from citewise.cli.index import add_index_commands
 from citewise.cli.kb import add_doc_commands, add_kb_commands
 from citewise.cli.query import NO_MODEL_HINT, add_query_commands
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_doc_commands(commands)
     add_diagnostics_command(commands)
     add_store_commands(commands)
+    add_host_commands(commands)
     return parser
 
 
