@@ -262,5 +262,5 @@ def _retry_after(value: str, attempt: int) -> float:
         except (TypeError, ValueError):
             when = None
         if when is not None:
-            return max(0.0, float(when.timestamp()) - time.time())
-    return _BACKOFF_SECONDS * 2**attempt
+            return max(0.0, when.timestamp() - time.time())
+    return _BACKOFF_SECONDS * float(1 << attempt)
