@@ -83,6 +83,7 @@ def _index_url(args: argparse.Namespace, settings: Settings) -> int:
     limits = CrawlLimits.from_env().with_overrides(
         max_pages=args.max_pages, max_depth=args.max_depth, max_seconds=args.max_seconds,
         max_page_bytes=args.max_page_bytes, concurrency=args.concurrency,
+        exclude=tuple(args.exclude) or None,
     )  # fmt: skip
     kb = open_kb(args.kb or DEFAULT_KB, settings.with_overrides(embedder=args.embedder))
     with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
@@ -261,6 +262,10 @@ def add_index_commands(commands: Subcommands) -> None:
         "--max-page-bytes", type=int, default=None, help="decoded bytes of one page (8 MiB)"
     )
     crawl.add_argument("--concurrency", type=int, default=None, help="requests at once (4)")
+    crawl.add_argument(
+        "--exclude", action="append", default=[], metavar="PATTERN",
+        help="leave out pages whose path under the start URL matches (glob: '_modules/*')",
+    )  # fmt: skip
     index.add_argument(
         "--package", metavar="NAME",
         help="index the docs of the installed version of this package (its Project-URLs)",

@@ -89,6 +89,7 @@ class CrawlRequest(BaseModel):
     max_seconds: float | None = Field(default=None, gt=0)
     max_page_bytes: int | None = Field(default=None, ge=1)
     max_total_bytes: int | None = Field(default=None, ge=1)
+    exclude: list[str] | None = Field(default=None, max_length=100)
     rebuild: bool = False
     replace: bool = False
 
@@ -213,9 +214,10 @@ async def crawl_site(kb: str, body: CrawlRequest, request: Request) -> JSONRespo
     from citewise.sources.crawl_limits import CrawlLimits
 
     knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
-    bounds = body.model_dump(exclude={"url", "rebuild", "replace"})
+    bounds = body.model_dump(exclude={"url", "rebuild", "replace", "exclude"})
+    patterns = tuple(body.exclude) if body.exclude is not None else None
     try:
-        limits = CrawlLimits.from_env().with_overrides(**bounds)
+        limits = CrawlLimits.from_env().with_overrides(**bounds, exclude=patterns)
         report = await asyncio.to_thread(
             knowledge.index_url, body.url, limits=limits, rebuild=body.rebuild,
             replace=body.replace,

@@ -224,6 +224,8 @@ class _Crawl:
         for location in found:
             url = normalize_url(location)
             if url and self.scope.contains(url) and url not in self.queued:
+                if self._excluded(url):
+                    continue
                 self._enqueue(url, 1)
         if self.frontier:
             self.report.pages_from = "sitemap"
@@ -378,9 +380,16 @@ class _Crawl:
             return None
         return found.remembered(doc_id=doc_id, links=links)
 
+    def _excluded(self, url: str) -> bool:
+        if not self.limits.exclude or not self.limits.excludes(url[len(self.scope.site_url) :]):
+            return False
+        self.queued.add(url)
+        self.counts["excluded"] += 1
+        return True
+
     def _follow(self, links: tuple[str, ...], depth: int) -> None:
         for link in links:
-            if link in self.queued:
+            if link in self.queued or self._excluded(link):
                 continue
             if depth + 1 > self.limits.max_depth:
                 self._limit("max_depth", f"links deeper than {self.limits.max_depth} not followed")

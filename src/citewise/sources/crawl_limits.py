@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from fnmatch import fnmatchcase
 
 from citewise.errors import ConfigurationError
 
@@ -36,10 +37,17 @@ class CrawlLimits:
     max_redirects: int = 5  # hops per request
     max_sitemaps: int = 50  # sitemap files read (an index names others)
     max_sitemap_bytes: int = 50 * MIB  # decoded bytes of one sitemap (the protocol's cap)
+    # Pages not crawled: glob patterns on the path under the start folder (``_modules/*``),
+    # in the environment separated by commas.
+    exclude: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
+            if item.name == "exclude":
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise ConfigurationError("crawl setting exclude must be a list of patterns")
+                continue
             low = 0 if item.name in ("retries", "max_redirects") else 1
             if not isinstance(value, int | float) or value < low:
                 raise ConfigurationError(
@@ -51,10 +59,13 @@ class CrawlLimits:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CrawlLimits:
         """The defaults, overridden by ``CITEWISE_CRAWL_*`` variables."""
         env = os.environ if environ is None else environ
-        values: dict[str, float | int] = {}
+        values: dict[str, float | int | tuple[str, ...]] = {}
         for item in fields(cls):
             raw = env.get(setting_name(item.name), "").strip()
             if not raw:
+                continue
+            if item.name == "exclude":
+                values[item.name] = tuple(p.strip() for p in raw.split(",") if p.strip())
                 continue
             try:
                 values[item.name] = float(raw) if item.type == "float" else int(raw)
@@ -65,7 +76,11 @@ class CrawlLimits:
                 ) from None
         return cls(**values)  # type: ignore[arg-type]
 
-    def with_overrides(self, **changes: float | int | None) -> CrawlLimits:
+    def excludes(self, path: str) -> bool:
+        """Whether the page at ``path`` (under the start folder) is left out by ``exclude``."""
+        return any(fnmatchcase(path, pattern) for pattern in self.exclude)
+
+    def with_overrides(self, **changes: float | int | tuple[str, ...] | None) -> CrawlLimits:
         """A copy with the given settings changed (``None`` values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
 
