@@ -48,11 +48,15 @@ class CrawlLimits:
                 if isinstance(value, str) or not all(isinstance(v, str) for v in value):
                     raise ConfigurationError("crawl setting exclude must be a list of patterns")
                 continue
-            low = 0 if item.name in ("retries", "max_redirects") else 1
-            if not isinstance(value, int | float) or value < low:
+            if item.type == "float":
+                ok, least = isinstance(value, int | float) and value > 0, "> 0"
+            else:
+                low = 0 if item.name in ("retries", "max_redirects") else 1
+                ok, least = isinstance(value, int) and value >= low, f"an integer ≥ {low}"
+            if not ok:
                 raise ConfigurationError(
-                    f"crawl setting {item.name} ({setting_name(item.name)}) must be a number "
-                    f"≥ {low}, not {value!r}"
+                    f"crawl setting {item.name} ({setting_name(item.name)}) must be {least}, "
+                    f"not {value!r}"
                 )
 
     @classmethod
