@@ -23,7 +23,7 @@ from tests.sources.crawl_support import (
 )
 
 FAST = CrawlLimits(max_seconds=20, page_seconds=5, timeout=5, max_retry_wait=2,
-                   max_page_bytes=1 * MIB)  # fmt: skip
+                   max_page_bytes=1 * MIB, retry_backoff=0.1)  # fmt: skip
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_a_server_sending_one_byte_a_second_is_cut_by_the_page_deadline(
         h, trickle(slow, 0.5), {"Content-Type": HTML}
     )
     started = time.monotonic()
-    result = crawl_site(home(server, "slow.html"), FAST.with_overrides(page_seconds=1.5))
+    result = crawl_site(home(server, "slow.html"), FAST.with_overrides(page_seconds=0.6))
     assert time.monotonic() - started < 8
     assert result.report.counts["page_seconds"] == 1
     assert "page_seconds" in result.report.skipped[server.url + "/d/slow.html"]
@@ -194,7 +194,7 @@ def test_the_wall_time_bound_stops_the_crawl(server: DocsServer) -> None:
         )
     started = time.monotonic()
     result = crawl_site(home(server, *(f"slow{n}.html" for n in range(6))),
-                        FAST.with_overrides(max_seconds=2, page_seconds=60))  # fmt: skip
+                        FAST.with_overrides(max_seconds=1, page_seconds=60))  # fmt: skip
     assert time.monotonic() - started < 6
     assert "max_seconds" in result.report.limits
     assert "CITEWISE_CRAWL_MAX_SECONDS" in result.report.limits["max_seconds"]

@@ -26,7 +26,6 @@ __all__ = ["Fetched", "Fetcher", "RETRIED_STATUSES"]
 
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_BACKOFF_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,8 @@ class Fetcher:
             found = await self._once(url, max_bytes, accept, headers)
             if found.status not in RETRIED_STATUSES or attempt >= self.limits.retries:
                 return found
-            wait = min(_retry_after(found.headers.get("retry-after", ""), attempt),
+            after = found.headers.get("retry-after", "")
+            wait = min(_retry_after(after, attempt, self.limits.retry_backoff),
                        self.limits.max_retry_wait)  # fmt: skip
             if time.monotonic() + wait > self.deadline:
                 return found
@@ -250,7 +250,7 @@ class _Decoder:
                 raise _TooBig
 
 
-def _retry_after(value: str, attempt: int) -> float:
+def _retry_after(value: str, attempt: int, backoff: float) -> float:
     """Seconds to wait: the server's ``Retry-After`` (seconds or an HTTP date), else an
     exponential backoff from the attempt number."""
     value = value.strip()
@@ -263,4 +263,4 @@ def _retry_after(value: str, attempt: int) -> float:
             when = None
         if when is not None:
             return max(0.0, when.timestamp() - time.time())
-    return _BACKOFF_SECONDS * float(1 << attempt)
+    return backoff * float(1 << attempt)

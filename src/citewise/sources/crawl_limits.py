@@ -33,6 +33,7 @@ class CrawlLimits:
     timeout: float = 20.0  # connect and the longest silence between two reads
     concurrency: int = 4  # requests at once to the site
     retries: int = 3  # on 429 and 5xx, with exponential backoff
+    retry_backoff: float = 0.5  # the first wait when the server gives no Retry-After; doubles
     max_retry_wait: float = 30.0  # cap on one wait before a retry (Retry-After included)
     max_redirects: int = 5  # hops per request
     max_sitemaps: int = 50  # sitemap files read (an index names others)
