@@ -3,6 +3,7 @@ beside the start page, else at the host's root; index files followed, each file 
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING
@@ -65,6 +66,11 @@ async def _read_tree(
             report.limits.setdefault(name, f"read {limits.max_sitemaps} sitemaps, "
                                      f"{len(pending) + 1} more not read ({name}, "
                                      f"{setting_name(name)})")  # fmt: skip
+            break
+        if time.monotonic() > fetcher.deadline:
+            name = "max_seconds"
+            what = f"stopped reading sitemaps after {limits.max_seconds:g} s"
+            report.limits.setdefault(name, f"{what} ({name}, {setting_name(name)})")
             break
         tried.add(url)
         if not scope.same_origin(url) or not robots.allows(url):
