@@ -196,3 +196,26 @@ def test_crawl_limits_come_from_the_environment_and_are_checked() -> None:
         CrawlLimits.from_env({"CITEWISE_CRAWL_MAX_DEPTH": "deep"})
     with pytest.raises(ConfigurationError, match="max_pages .*CITEWISE_CRAWL_MAX_PAGES"):
         CrawlLimits(max_pages=0)
+
+
+def test_a_start_url_redirecting_inside_the_host_sets_the_site_folder(server: DocsServer) -> None:
+    from tests.sources.crawl_support import respond
+
+    server.routes["/docs"] = lambda h, q: respond(h, 302, headers={"Location": "/docs/1.2/"})
+    server.page("/docs/1.2/", html_page("Home", ("h", "x"), links=("../1.1/", "page.html")))
+    server.page("/docs/1.2/page.html", html_page("Page", ("p", "x")))
+    server.page("/docs/1.1/", html_page("Old", ("o", "x")))
+    result = crawl_site(server.url + "/docs", FAST)
+    assert result.site_url == server.url + "/docs/1.2/"
+    assert [p.doc_id for p in result.pages] == ["index.html", "page.html"]
+    assert not server.requests_to("/docs/1.1/")  # outside the folder the start resolved to
+
+
+def test_a_start_url_redirecting_to_another_host_is_a_clear_error(server: DocsServer) -> None:
+    from tests.sources.crawl_support import respond
+
+    server.routes["/moved/"] = lambda h, q: respond(
+        h, 301, headers={"Location": "https://docs.example.invalid/"}
+    )
+    with pytest.raises(SourceError, match="redirects off .* to https://docs.example.invalid/"):
+        crawl_site(server.url + "/moved/", FAST)
