@@ -171,3 +171,16 @@ def test_a_lost_crawl_state_costs_downloads_not_correctness(
     embedder.passages = 0
     report = kb.index_url(server.url + BASE, limits=FAST)
     assert len(report.unchanged) == 4 and embedder.passages == 0  # same bytes: same pages
+
+
+def test_a_page_over_a_parse_limit_is_skipped_alone(
+    server: DocsServer,
+    tmp_path: Path,
+    embedder: CountingEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CITEWISE_MAX_SECTIONS", "2")
+    kb = make_kb(tmp_path, embedder)
+    report = kb.index_url(server.url + BASE, limits=FAST)
+    assert "CITEWISE_MAX_SECTIONS" in report.skipped[server.url + BASE + "guide/"]
+    assert sorted(report.added) == ["api.html", "index.html", "old.html"]

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise.chunking import NO_OVERLAP
-from citewise.errors import KnowledgeBaseError, SourceError
+from citewise.errors import KnowledgeBaseError, SourceError, TooLargeError
 from citewise.kb.config import META_STRATEGY
 from citewise.kb.ingest import IndexReport, IngestItem, Progress, fingerprint
 from citewise.kb.ingesting import _ingest
+from citewise.limits import check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.html import parse_html
 from citewise.sources.crawl import ClientFactory, CrawlResult, crawl_site
@@ -103,8 +104,20 @@ def index_url(
                 + ("; ".join(f"{u}: {why}" for u, why in list(result.report.skipped.items())[:3])
                    or "the start page links to no page")
             )  # fmt: skip
-        items = [_page_item(page.doc_id, page.html, page_print(page.state, site_url), site_url,
-                            page.url) for page in result.pages]  # fmt: skip
+        items: list[IngestItem] = []
+        refused: dict[str, str] = {}
+        for page in result.pages:
+            print_ = page_print(page.state, site_url)
+            unchanged = page.doc_id in stored and stored[page.doc_id].content_hash == print_
+            if page.html is None or (unchanged and not rebuild):
+                items.append(IngestItem(page.doc_id, print_, _never(page.doc_id),
+                                        label=page.url, scope=scope_of(page.doc_id)))  # fmt: skip
+                continue
+            try:
+                items.append(_parsed(page.doc_id, page.html, print_, site_url, page.url))
+            except TooLargeError as error:  # this page alone is refused, the crawl goes on
+                refused[page.url] = str(error)
+                result.failed.add(page.doc_id)
         kept = _kept(result, stored, {item.doc_id for item in items}, rebuild)
         items += [IngestItem(d, stored[d].content_hash, _never(d), scope=stored[d].scope)
                   for d in sorted(kept)]  # fmt: skip
@@ -115,7 +128,7 @@ def index_url(
         states = {u: s for u, s in saved.items() if s.doc_id in kept}
         save_state(path, {**states, **result.states})
     report.files = len(result.pages)
-    report.skipped = dict(result.report.skipped)
+    report.skipped = {**result.report.skipped, **refused}
     report.limits = dict(result.report.limits)
     crawl = result.report
     report.crawl = {"site_url": site_url, "pages_from": crawl.pages_from,
@@ -146,15 +159,13 @@ def _kept(
     return missing if not result.report.complete else missing & result.failed
 
 
-def _page_item(doc_id: str, html: str | None, print_: str, site_url: str, url: str) -> IngestItem:
+def _parsed(doc_id: str, html: str, print_: str, site_url: str, url: str) -> IngestItem:
+    """A changed page, parsed now under the limits every parsed file has (sections, text)."""
     scope = scope_of(doc_id)
-    if html is None:
-        return IngestItem(doc_id, print_, _never(doc_id), label=url, scope=scope)
-
-    def sections() -> list[Section]:
-        return parse_html(html, doc_id=doc_id, site_url=site_url, version=None, scope=scope)
-
-    return IngestItem(doc_id, print_, sections, label=url, scope=scope)
+    sections = parse_html(html, doc_id=doc_id, site_url=site_url, version=None, scope=scope)
+    check_section_count(url, len(sections))
+    check_text_size(url, (section.text for section in sections))
+    return IngestItem(doc_id, print_, lambda: sections, label=url, scope=scope)
 
 
 def _never(doc_id: str) -> Callable[[], list[Section]]:
