@@ -184,3 +184,15 @@ def test_a_page_over_a_parse_limit_is_skipped_alone(
     report = kb.index_url(server.url + BASE, limits=FAST)
     assert "CITEWISE_MAX_SECTIONS" in report.skipped[server.url + BASE + "guide/"]
     assert sorted(report.added) == ["api.html", "index.html", "old.html"]
+
+
+def test_rebuild_fetches_and_embeds_every_page_again(
+    server: DocsServer, tmp_path: Path, embedder: CountingEmbedder
+) -> None:
+    kb = make_kb(tmp_path, embedder)
+    kb.index_url(server.url + BASE, limits=FAST)
+    first = len(server.log)
+    report = kb.index_url(server.url + BASE, limits=FAST, rebuild=True)
+    again = [seen for seen in server.log[first:] if seen.path.endswith((".html", "/"))]
+    assert again and not any(seen.conditional for seen in again)
+    assert len(report.added) == 4 and report.chunks_embedded == report.chunks
