@@ -31,7 +31,10 @@ def main(kb_name: str, site: Path, truth_path: Path, base: str) -> dict[str, obj
     headings = set()
     for page, info in truth["pages"].items():
         for n, section in enumerate(info["sections"]):
-            headings.add(page if n == 0 else f"{page}#{section['ids'][0]}")
+            if n == 0:
+                headings.add(page)
+            elif section["ids"] and section.get("origin", "section") == "section":
+                headings.add(f"{page}#{section['ids'][0]}")
     api = {item["uri"].replace("$", item["name"]) for item in truth["inventory"]
            if item["type"].startswith("py:") and item["type"] != "py:module"}  # fmt: skip
     found = {
