@@ -147,6 +147,9 @@ class Fetcher:
             except httpx.HTTPError as error:
                 return Fetched(url, problem=f"network error: {error or type(error).__name__}",
                                kind="network")  # fmt: skip
+            except (httpx.InvalidURL, ValueError) as error:  # a link no client can request
+                return Fetched(url, problem=f"not a URL that can be fetched ({error})",
+                               kind="invalid_url")  # fmt: skip
 
     async def _paced(self) -> None:
         """Honour robots.txt's Crawl-delay: request starts at least that far apart."""
