@@ -27,6 +27,7 @@ _EXPORTS = {
     "ModelError": "citewise.errors",
     "SourceError": "citewise.errors",
     "Settings": "citewise.config",
+    "CrawlLimits": "citewise.sources.crawl_limits",
     "SearchOptions": "citewise.options",
     "RequestSettings": "citewise.config",
     "KBConfig": "citewise.kb",
@@ -47,6 +48,7 @@ __all__ = [
     "CitationSupport",
     "CitewiseError",
     "ConfigurationError",
+    "CrawlLimits",
     "Document",
     "Done",
     "EmbeddingError",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:
         Verification,
     )
     from citewise.options import SearchOptions
+    from citewise.sources.crawl_limits import CrawlLimits
 
 
 def __getattr__(name: str) -> Any:

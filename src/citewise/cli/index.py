@@ -38,6 +38,8 @@ _RESOLVED_HOW = {
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    if args.url:
+        return _index_url(args, settings)
     if args.release or args.package or args.requirements:
         return _index_release(args, settings)
     if args.folder is None:
@@ -55,6 +57,38 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             rebuild=args.rebuild,
             replace=args.replace,
             page_form=args.page_form,
+        )
+    if args.json:
+        print_json(asdict(report))
+    else:
+        print(report.summary())
+        _print_skipped(report.skipped)
+    return 0
+
+
+def _index_url(args: argparse.Namespace, settings: Settings) -> int:
+    """``--url``: crawl a published site (the crawl's bounds from CITEWISE_CRAWL_* and flags)."""
+    from citewise.sources.crawl_limits import CrawlLimits
+
+    sources = (("FOLDER", args.folder), ("--release", args.release),
+               ("--package", args.package), ("--requirements", args.requirements))  # fmt: skip
+    given = [flag for flag, value in sources if value]
+    if given:
+        raise ConfigurationError(f"--url crawls a site: give it without {', '.join(given)}")
+    if args.site_url or args.version is not None:
+        raise ConfigurationError(
+            "--url is the site: its pages are cited at the URLs they are fetched from "
+            "(no --site-url or --version)"
+        )
+    limits = CrawlLimits.from_env().with_overrides(
+        max_pages=args.max_pages, max_depth=args.max_depth, max_seconds=args.max_seconds,
+        max_page_bytes=args.max_page_bytes, concurrency=args.concurrency,
+        exclude=tuple(args.exclude) or None,
+    )  # fmt: skip
+    kb = open_kb(args.kb or DEFAULT_KB, settings.with_overrides(embedder=args.embedder))
+    with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
+        report = kb.index_url(
+            args.url, limits=limits, progress=progress, rebuild=args.rebuild, replace=args.replace
         )
     if args.json:
         print_json(asdict(report))
@@ -217,6 +251,21 @@ def add_index_commands(commands: Subcommands) -> None:
         "skips finding it from the site)",
     )  # fmt: skip
     index.add_argument("--release", help="index a published release: OWNER/REPO@VERSION")
+    index.add_argument(
+        "--url", help="crawl a published docs site: the pages under this URL's folder",
+    )  # fmt: skip
+    crawl = index.add_argument_group("crawl bounds (--url; default: CITEWISE_CRAWL_* or built-in)")
+    crawl.add_argument("--max-pages", type=int, default=None, help="pages requested (2000)")
+    crawl.add_argument("--max-depth", type=int, default=None, help="links followed deep (20)")
+    crawl.add_argument("--max-seconds", type=float, default=None, help="wall time (1800)")
+    crawl.add_argument(
+        "--max-page-bytes", type=int, default=None, help="decoded bytes of one page (8 MiB)"
+    )
+    crawl.add_argument("--concurrency", type=int, default=None, help="requests at once (4)")
+    crawl.add_argument(
+        "--exclude", action="append", default=[], metavar="PATTERN",
+        help="leave out pages whose path under the start URL matches (glob: '_modules/*')",
+    )  # fmt: skip
     index.add_argument(
         "--package", metavar="NAME",
         help="index the docs of the installed version of this package (its Project-URLs)",

@@ -39,6 +39,7 @@ __all__ = [
     "Progress",
     "WindowsOf",
     "embed_chunks",
+    "fingerprint",
     "folder_items",
     "ingest",
     "parse_folder",
@@ -76,14 +77,24 @@ class IndexReport:
     failures: list[str] = field(default_factory=list)
     # Files of the folder not indexed, each with the reason (no parser for its format…).
     skipped: dict[str, str] = field(default_factory=dict)
+    # A crawl's bounds that were hit (setting → what it cut) and its counts (requests…).
+    limits: dict[str, str] = field(default_factory=dict)
+    crawl: dict[str, str | int | float | bool] = field(default_factory=dict)
 
     def summary(self) -> str:
         skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
-        return (
-            f"{self.kb}: {self.files} files ({len(self.added)} added, {len(self.updated)} "
+        what = "pages" if self.crawl else "files"
+        line = (
+            f"{self.kb}: {self.files} {what} ({len(self.added)} added, {len(self.updated)} "
             f"updated, {len(self.unchanged)} unchanged, {len(self.removed)} removed{skipped}), "
             f"{self.chunks} chunks, {self.chunks_embedded} embedded, {self.seconds:.1f}s"
         )
+        if self.crawl:
+            line += (f"; {self.crawl.get('requests', 0)} requests, "
+                     f"{self.crawl.get('not_modified', 0)} not modified")  # fmt: skip
+        for what_it_cut in self.limits.values():
+            line += f"\nlimit hit: {what_it_cut}"
+        return line
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from citewise.kb.ingest import IndexReport, Progress
     from citewise.kb.library import Library
     from citewise.sources import SourceFile
+    from citewise.sources.crawl_limits import CrawlLimits
     from citewise.sources.nav import ScopeRule
 
 __all__ = ["KnowledgeBase", "OnSearch"]
@@ -241,6 +242,25 @@ class KnowledgeBase:
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
             replace=replace, page_form=page_form,
         )  # fmt: skip
+
+    def index_url(
+        self,
+        url: str,
+        *,
+        limits: CrawlLimits | None = None,
+        progress: Progress | None = None,
+        rebuild: bool = False,
+        replace: bool = False,
+    ) -> IndexReport:
+        """Crawl the published site under ``url`` and index its pages (see
+        :func:`citewise.kb.crawling.index_url`): a re-crawl sends conditional requests and
+        re-embeds only what changed; pages gone from the site leave. ``limits`` bound the
+        crawl (default: ``CITEWISE_CRAWL_*``); each bound hit is in the report's ``limits``."""
+        from citewise.kb import crawling  # loaded when first used: searches never need it
+
+        return crawling.index_url(
+            self, url, limits=limits, progress=progress, rebuild=rebuild, replace=replace
+        )
 
     def add_files(
         self, paths: Sequence[Path], *, scope: str = "", parsed: Path | None = None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citewise.errors import (
     CitewiseError,
     ConfigurationError,
+    DownloadError,
     KnowledgeBaseError,
     SourceError,
     TooLargeError,
@@ -74,6 +75,23 @@ class SearchRequest(SearchOptions):
         """The options the request set (only those count as set, so the rest stay defaults)."""
         values = self.model_dump(include=self.model_fields_set - {"query"})
         return SearchOptions.model_validate(values)
+
+
+class CrawlRequest(BaseModel):
+    """``POST …/crawl``: the start URL of a published site, and bounds over the server's
+    ``CITEWISE_CRAWL_*`` settings (those left out keep them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=2048)
+    max_pages: int | None = Field(default=None, ge=1)
+    max_depth: int | None = Field(default=None, ge=1)
+    max_seconds: float | None = Field(default=None, gt=0)
+    max_page_bytes: int | None = Field(default=None, ge=1)
+    max_total_bytes: int | None = Field(default=None, ge=1)
+    exclude: list[str] | None = Field(default=None, max_length=100)
+    rebuild: bool = False
+    replace: bool = False
 
 
 def _api_error(error: CitewiseError) -> APIError:
@@ -185,6 +203,31 @@ async def upload_documents(
         report = await asyncio.to_thread(knowledge.add_upload, uploads, scope=scope, parsed=content)
     except CitewiseError as error:
         raise _api_error(error) from None
+    return JSONResponse({"object": "ingest_report", **asdict(report)})
+
+
+@_admin.post("/{kb}/crawl")
+async def crawl_site(kb: str, body: CrawlRequest, request: Request) -> JSONResponse:
+    """Crawl the published site under ``url`` into the knowledge base (an incremental
+    re-crawl when it was crawled before), in one write; the report names every bound hit
+    (``limits``) and every URL not indexed (``skipped``)."""
+    from citewise.sources.crawl_limits import CrawlLimits
+
+    knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
+    bounds = body.model_dump(exclude={"url", "rebuild", "replace", "exclude"})
+    patterns = tuple(body.exclude) if body.exclude is not None else None
+    try:
+        limits = CrawlLimits.from_env().with_overrides(**bounds, exclude=patterns)
+        report = await asyncio.to_thread(
+            knowledge.index_url, body.url, limits=limits, rebuild=body.rebuild,
+            replace=body.replace,
+        )  # fmt: skip
+    except DownloadError as error:
+        raise APIError(502, str(error), param="url", code="site_unreachable") from None
+    except SourceError as error:
+        raise APIError(400, str(error), param="url", code="invalid_site") from None
+    except CitewiseError as error:
+        raise from_citewise_error(error) from None
     return JSONResponse({"object": "ingest_report", **asdict(report)})
 
 
