@@ -1,0 +1,165 @@
+"""Contradictions: an answer's sentence that a section says the opposite of.
+
+Lexical overlap cannot tell "LGOS enforces authentication by default" from "The package does
+not enforce authentication by default": they share every content word. Two checks read
+what overlap ignores:
+
+- *Polarity*: each prose sentence of the answer is aligned with the section sentence (or
+  table row) sharing most of its content words (at least ``MIN_SHARED`` and
+  ``MIN_COVERAGE`` of the sentence's); when one of the two is negated and the other not
+  (negation words, and states that negate: disabled, false, optional), it is a
+  contradiction.
+- *Defaults*: a sentence naming a documented setting with "default" and a value, where a
+  section's table gives that setting a different default (a "Default" column).
+
+Measured on labelled claim/section pairs written from the LGOS docs
+(``tests/data/grounding-contradictions.jsonl``, ``benchmarks/grounding.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from citewise.grounding.markdown import INLINE_CODE, blocks, without_links
+from citewise.grounding.overlap import content_words
+from citewise.grounding.vocabulary import Context, Vocabulary
+from citewise.models import Problem
+
+MIN_SHARED = 3
+MIN_COVERAGE = 0.5
+NEGATORS = frozenset(
+    "not no never without cannot neither nor none nothing isn't aren't doesn't "
+    "don't didn't won't can't shouldn't mustn't wasn't".split()
+)
+NEGATIVE_STATES = frozenset("disabled false optional unauthenticated".split())
+_STATES = NEGATORS | NEGATIVE_STATES | frozenset("enabled true required".split())
+_WORD = re.compile(r"[a-z']+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def polarity(text: str) -> int:
+    """1 when ``text`` is negated (an odd number of negations), else 0."""
+    words = _WORD.findall(text.lower().replace("’", "'"))
+    count = sum(1 for w in words if w in NEGATORS or w.endswith("n't") or w in NEGATIVE_STATES)
+    return count % 2
+
+
+def _claim_words(text: str) -> frozenset[str]:
+    return content_words(text) - _STATES
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """An answer sentence and the section context that says the opposite."""
+
+    sentence: str
+    context: Context
+    reason: str
+
+    def problem(self) -> Problem:
+        said = " ".join(self.context.text.split())
+        said = said if len(said) <= 160 else said[:159] + "…"
+        return Problem("contradiction", _short(self.sentence), f"{self.reason}: “{said}”")
+
+
+def _short(text: str, size: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+def _sentences(text: str) -> Iterator[str]:
+    for block in blocks(text):
+        if block.kind in {"code", "heading"}:
+            continue
+        for sentence in _SENTENCE.split(without_links(block.text)):
+            if sentence.strip():
+                yield sentence.strip()
+
+
+def find(text: str, vocabulary: Vocabulary, urls: frozenset[str] | None = None) -> list[Contradiction]:
+    """The answer's sentences a section contradicts (``urls``: only those sections)."""
+    contexts = [
+        c for c in vocabulary.contexts if c.url and not c.code and (urls is None or c.url in urls)
+    ]
+    found = []
+    for sentence in _sentences(text):
+        contradiction = _opposite(sentence, contexts) or _other_default(sentence, vocabulary, urls)
+        if contradiction:
+            found.append(contradiction)
+    return found
+
+
+def _opposite(sentence: str, contexts: list[Context]) -> Contradiction | None:
+    claim = _claim_words(INLINE_CODE.sub(lambda m: m.group(2), sentence))
+    if len(claim) < MIN_SHARED:
+        return None
+    best: tuple[float, Context | None] = (0.0, None)
+    for context in contexts:
+        words = _claim_words(context.text)
+        shared = len(claim & words)
+        if shared < MIN_SHARED:
+            continue
+        # Coverage both ways: a long passage holding the claim's words among many others
+        # is not the sentence that says it.
+        score = shared / len(claim) + 0.1 * shared / len(words)
+        if score > best[0]:
+            best = (score, context)
+    score, context = best
+    if context is None or score < MIN_COVERAGE:
+        return None
+    if polarity(sentence) != polarity(context.text):
+        said = "negated" if polarity(context.text) else "affirmed"
+        return Contradiction(sentence, context, f"the section says it {said}")
+    return None
+
+
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+
+
+def _defaults(vocabulary: Vocabulary, urls: frozenset[str] | None) -> dict[str, tuple[str, Context]]:
+    """Setting name -> (default value, its row), from tables with a "Default" column."""
+    found: dict[str, tuple[str, Context]] = {}
+    for url, text in vocabulary.texts:
+        if not url or (urls is not None and url not in urls):
+            continue
+        column = -1
+        for line in text.replace("\\_", "_").splitlines():
+            row = _TABLE_ROW.match(line)
+            if not row:
+                column = -1
+                continue
+            cells = [c.strip().strip("`").strip() for c in row.group(1).split("|")]
+            if column < 0:
+                lowered = [c.lower() for c in cells]
+                column = lowered.index("default") if "default" in lowered else -2
+                continue
+            if column >= 0 and len(cells) > column and not set(cells[0]) <= set("-: "):
+                found.setdefault(cells[0], (cells[column], Context(url, line.strip(), False)))
+    return found
+
+
+def _other_default(
+    sentence: str, vocabulary: Vocabulary, urls: frozenset[str] | None
+) -> Contradiction | None:
+    if "default" not in sentence.lower():
+        return None
+    values = [m.group(2).strip() for m in INLINE_CODE.finditer(sentence)]
+    values += re.findall(r"(?<![\w`])(true|false|True|False|\d+)(?![\w`])", sentence)
+    for name, (default, row) in _defaults(vocabulary, urls).items():
+        if not name or not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", sentence):
+            continue
+        given = [v for v in values if v != name]
+        if given and _same(default) not in {_same(v) for v in given}:
+            return Contradiction(sentence, row, f"the sections give `{name}` the default `{default}`")
+    return None
+
+
+def _same(value: str) -> str:
+    return value.strip("`\"' ").lower()
+
+
+def contradictions(text: str, vocabulary: Vocabulary) -> list[Problem]:
+    """A ``contradiction`` problem for each sentence a retrieved section contradicts."""
+    return [c.problem() for c in find(text, vocabulary)]
