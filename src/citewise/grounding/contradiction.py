@@ -36,7 +36,7 @@ NEGATORS = frozenset(
 NEGATIVE_STATES = frozenset("disabled false optional unauthenticated".split())
 _STATES = NEGATORS | NEGATIVE_STATES | frozenset("enabled true required".split())
 _WORD = re.compile(r"[a-z']+")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 
 
 def polarity(text: str) -> int:
@@ -69,19 +69,38 @@ def _short(text: str, size: int = 120) -> str:
     return flat if len(flat) <= size else flat[: size - 1] + "…"
 
 
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+
+
 def _sentences(text: str) -> Iterator[str]:
-    for block in blocks(text):
+    """The answer's prose clauses (a quoted passage read as its text; table rows skipped:
+    a quoted table is the docs' own)."""
+    for block in blocks(_QUOTE.sub("", text)):
         if block.kind in {"code", "heading"}:
             continue
-        for sentence in _SENTENCE.split(without_links(block.text)):
+        prose = " ".join(
+            line for line in block.text.splitlines() if not line.lstrip().startswith("|")
+        )
+        for sentence in _SENTENCE.split(without_links(prose)):
             if sentence.strip():
                 yield sentence.strip()
+
+
+def _clauses(context: Context) -> Iterator[Context]:
+    # Split like the answer's sentences, so a clause meets a clause, not a sentence whose
+    # other clause carries the negation.
+    for clause in _SENTENCE.split(context.text):
+        if clause.strip():
+            yield Context(context.url, clause.strip(), context.code)
 
 
 def find(text: str, vocabulary: Vocabulary, urls: frozenset[str] | None = None) -> list[Contradiction]:
     """The answer's sentences a section contradicts (``urls``: only those sections)."""
     contexts = [
-        c for c in vocabulary.contexts if c.url and not c.code and (urls is None or c.url in urls)
+        clause
+        for c in vocabulary.contexts
+        if c.url and not c.code and (urls is None or c.url in urls)
+        for clause in _clauses(c)
     ]
     found = []
     for sentence in _sentences(text):

@@ -36,7 +36,7 @@ CAPS_IN_USE = re.compile(
 SHORT_FLAG = re.compile(r"(?:(?<=\s)|(?<=\()|^)-[A-Za-z][A-Za-z0-9]?(?=[\s,.;:)]|$)")
 _ASSIGNED_VALUE = re.compile(r"(?<![\w.])([A-Z][A-Z0-9_]*)=(?:\"[^\"]*\"|'[^']*'|\S*)")
 _CODE_WORD = re.compile(
-    r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_][\w]*)*"
+    r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_0-9][\w]*)*"
 )
 _SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session"})
 _ENV_LANGUAGES = frozenset({"env", "dotenv", "ini", "properties"})

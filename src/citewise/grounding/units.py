@@ -75,6 +75,7 @@ _SOURCE_ASSIGNMENT = re.compile(
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]+)", re.M)
 _PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}|\$\w+|\.\.\.|\[[^\]]*\]$")
 _PROGRAM = re.compile(r"[a-z][\w.\-]*")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _PYTHON_WORDS = frozenset("from import def class return if for while with async await".split())
 
 
@@ -92,6 +93,7 @@ def answer_units(text: str) -> list[Unit]:
     """The answer's units in order: code block lines, inline code spans, prose assignments."""
     found: list[Unit] = []
     position = 0
+    text = _QUOTE.sub("", text)  # a quoted passage is read as its text
     for fence in FENCE.finditer(text):
         found += _prose_units(text, position, fence.start())
         lead_in = _lead_in(text[position : fence.start()])

@@ -103,8 +103,13 @@ def contexts_of(url: str, text: str) -> Iterator[Context]:
     yield from _prose_contexts(url, text[position:])
 
 
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
+
+
 def _prose_contexts(url: str, text: str) -> Iterator[Context]:
-    for paragraph in re.split(r"\n[ \t]*\n", text):
+    # Paragraphs, and each list item on its own.
+    pieces = re.split(r"\n[ \t]*\n", text)
+    for paragraph in (item for piece in pieces for item in _ITEM.split(piece)):
         rows = [line for line in paragraph.splitlines() if line.strip().startswith("|")]
         for row in rows:
             yield Context(url, row.strip(), False)
