@@ -161,7 +161,7 @@ def main() -> None:
         report["figures"][name] = {
             split: figures([i for i in items if split == "all" or i["split"] == split], flagged)
             | {"seconds": round(run["seconds"], 2)}
-            for split in ("tune", "held-out", "all")
+            for split in ("tune", "held-out", "held-out-2", "all")
         }
         classes = sorted({i["class"] for i in items})
         report["per_class"][name] = {
@@ -192,17 +192,27 @@ def markdown(report: dict[str, Any], items: list[dict[str, Any]]) -> str:
                 f"| {name} | {split} | {f['items']} | {f['wrong']} | {f['precision']:.3f} | "
                 f"{f['recall']:.3f} | {f['flagged_right']} |"
             )
-    lines += ["", "Per class (all items):", "", "| class | items | wrong | baseline recall | "
-              "branch recall | baseline right flagged | branch right flagged |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "Per class (all items):",
+        "",
+        "| class | items | wrong | baseline recall | "
+        "branch recall | baseline right flagged | branch right flagged |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for cls, f in report["per_class"]["branch"].items():
         b = report["per_class"]["baseline"][cls]
         lines.append(
             f"| {cls} | {f['items']} | {f['wrong']} | {b['recall']:.3f} | {f['recall']:.3f} | "
             f"{b['flagged_right']} | {f['flagged_right']} |"
         )
-    lines += ["", "Each item (✗ flagged):", "", "| id | split | label | class | main | branch | "
-              "branch's first reason |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "Each item (✗ flagged):",
+        "",
+        "| id | split | label | class | main | branch | branch's first reason |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     base = {r["id"]: r for r in report["results"]["baseline"]}
     for result in report["results"]["branch"]:
         item = next(i for i in items if i["id"] == result["id"])

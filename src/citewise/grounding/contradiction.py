@@ -36,7 +36,7 @@ NEGATORS = frozenset(
 NEGATIVE_STATES = frozenset("disabled false optional unauthenticated".split())
 _STATES = NEGATORS | NEGATIVE_STATES | frozenset("enabled true required".split())
 _WORD = re.compile(r"[a-z']+")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|,\s+(?=(?:and|but|while|whereas|although)\s)")
 
 
 def polarity(text: str) -> int:
@@ -94,7 +94,9 @@ def _clauses(context: Context) -> Iterator[Context]:
             yield Context(context.url, clause.strip(), context.code)
 
 
-def find(text: str, vocabulary: Vocabulary, urls: frozenset[str] | None = None) -> list[Contradiction]:
+def find(
+    text: str, vocabulary: Vocabulary, urls: frozenset[str] | None = None
+) -> list[Contradiction]:
     """The answer's sentences a section contradicts (``urls``: only those sections)."""
     contexts = [
         clause
@@ -111,12 +113,16 @@ def find(text: str, vocabulary: Vocabulary, urls: frozenset[str] | None = None) 
 
 
 def _opposite(sentence: str, contexts: list[Context]) -> Contradiction | None:
-    claim = _claim_words(INLINE_CODE.sub(lambda m: m.group(2), sentence))
+    # Prose words only: a command or name in code is checked as a unit or a name, and a
+    # sentence that shares only code with another says nothing of its polarity.
+    claim = _claim_words(INLINE_CODE.sub(" ", sentence))
     if len(claim) < MIN_SHARED:
         return None
     best: tuple[float, Context | None] = (0.0, None)
     for context in contexts:
-        words = _claim_words(context.text)
+        if context.text.startswith("|"):
+            continue  # a table row: its defaults are read by ``_other_default``
+        words = _claim_words(INLINE_CODE.sub(" ", context.text))
         shared = len(claim & words)
         if shared < MIN_SHARED:
             continue
@@ -125,19 +131,21 @@ def _opposite(sentence: str, contexts: list[Context]) -> Contradiction | None:
         score = shared / len(claim) + 0.1 * shared / len(words)
         if score > best[0]:
             best = (score, context)
-    score, context = best
-    if context is None or score < MIN_COVERAGE:
+    score, aligned = best
+    if aligned is None or score < MIN_COVERAGE:
         return None
-    if polarity(sentence) != polarity(context.text):
-        said = "negated" if polarity(context.text) else "affirmed"
-        return Contradiction(sentence, context, f"the section says it {said}")
+    if polarity(sentence) != polarity(aligned.text):
+        said = "negated" if polarity(aligned.text) else "affirmed"
+        return Contradiction(sentence, aligned, f"the section says it {said}")
     return None
 
 
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 
 
-def _defaults(vocabulary: Vocabulary, urls: frozenset[str] | None) -> dict[str, tuple[str, Context]]:
+def _defaults(
+    vocabulary: Vocabulary, urls: frozenset[str] | None
+) -> dict[str, tuple[str, Context]]:
     """Setting name -> (default value, its row), from tables with a "Default" column."""
     found: dict[str, tuple[str, Context]] = {}
     for url, text in vocabulary.texts:
@@ -166,12 +174,20 @@ def _other_default(
         return None
     values = [m.group(2).strip() for m in INLINE_CODE.finditer(sentence)]
     values += re.findall(r"(?<![\w`])(true|false|True|False|\d+)(?![\w`])", sentence)
+    # "enabled by default" states a boolean default as much as "defaults to `true`".
+    lowered = sentence.lower()
+    if re.search(r"\b(?:enabled|on) by default\b", lowered):
+        values.append("true" if not polarity(lowered) else "false")
+    elif re.search(r"\b(?:disabled|off) by default\b", lowered):
+        values.append("false" if polarity(lowered) else "true")
     for name, (default, row) in _defaults(vocabulary, urls).items():
         if not name or not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", sentence):
             continue
         given = [v for v in values if v != name]
         if given and _same(default) not in {_same(v) for v in given}:
-            return Contradiction(sentence, row, f"the sections give `{name}` the default `{default}`")
+            return Contradiction(
+                sentence, row, f"the sections give `{name}` the default `{default}`"
+            )
     return None
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from citewise.grounding.markdown import BARE_URL, FENCE, INLINE_CODE, MARKDOWN_LINK
+from citewise.grounding.vocabulary import normalize_command
 
 ENV_VAR = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])")
 LONG_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?<!-)")
@@ -31,13 +32,15 @@ BOUND = re.compile(
 # An all-caps name with no underscore is a name only where it is set or read as one
 # (``PORT=8000``, ``export PORT``, ``$PORT``); elsewhere in prose it is an acronym.
 CAPS_IN_USE = re.compile(
-    r"(?:(?<=\$)|(?<=\$\{)|(?<=export )|(?<![\w.$-]))([A-Z][A-Z0-9]+)(?==)|(?:(?<=\$)|(?<=\$\{)|(?<=export ))([A-Z][A-Z0-9]+)\b"
+    r"(?:(?<=\$)|(?<=\$\{)|(?<=export )|(?<![\w.$-]))([A-Z][A-Z0-9]+)(?==)"
+    r"|(?:(?<=\$)|(?<=\$\{)|(?<=export ))([A-Z][A-Z0-9]+)\b"
 )
 SHORT_FLAG = re.compile(r"(?:(?<=\s)|(?<=\()|^)-[A-Za-z][A-Za-z0-9]?(?=[\s,.;:)]|$)")
 _ASSIGNED_VALUE = re.compile(r"(?<![\w.])([A-Z][A-Z0-9_]*)=(?:\"[^\"]*\"|'[^']*'|\S*)")
 _CODE_WORD = re.compile(
     r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_0-9][\w]*)*"
 )
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>]*>")
 _SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session"})
 _ENV_LANGUAGES = frozenset({"env", "dotenv", "ini", "properties"})
 
@@ -76,6 +79,8 @@ def inline_code_tokens(code: str) -> Iterator[str]:
     # ``NAME=value``: the value is the user's choice or checked with its name as a unit
     # (``grounding/units.py``), not a name of its own.
     code = _ASSIGNED_VALUE.sub(lambda m: m.group(1), code)
+    # ``<api-key>`` is a placeholder, not a name; ``python -m x`` runs ``x``.
+    code = normalize_command(_PLACEHOLDER.sub(" ", code))
     for word in _CODE_WORD.findall(code):
         if len(word) > 1:
             yield word.rstrip(".:/-")
@@ -139,7 +144,7 @@ def _looks_like_shell(body: str) -> bool:
 def _shell_tokens(body: str) -> Iterator[str]:
     for line in body.splitlines():
         line = line.split(" #", 1)[0].strip()
-        line = line.removeprefix("$ ").strip()
+        line = normalize_command(_PLACEHOLDER.sub(" ", line.removeprefix("$ ").strip()))
         if not line or line.startswith("#"):
             continue
         for word in line.split():

@@ -68,7 +68,9 @@ _VALUED_OPTIONS = frozenset(
     "-t --target --prefix --group --optional -G --registry --python -p".split()
 )
 BOOLEAN = frozenset("true false yes no on off enabled disabled none null".split())
-_ASSIGNMENT = re.compile(r"(?<![\w.$-])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s`]*)")
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.$-])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s`]*)"
+)
 _SOURCE_ASSIGNMENT = re.compile(
     r"(?<![\w.$-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?:=|:)\s*(\"[^\"]*\"|'[^']*'|[^\s`,;|]+)"
 )
@@ -111,7 +113,9 @@ def _lead_in(before: str) -> str:
 def _block_units(block: str, language: str, lead_in: str) -> Iterator[Unit]:
     body = block.split("\n", 1)[1] if "\n" in block else ""
     lines = [line for line in body.splitlines() if not re.fullmatch(r"\s*(```+|~~~+)\s*", line)]
-    if language in SHELL_LANGUAGES or (lines and all(ln.lstrip().startswith("$ ") for ln in lines if ln.strip())):
+    if language in SHELL_LANGUAGES or (
+        lines and all(ln.lstrip().startswith("$ ") for ln in lines if ln.strip())
+    ):
         logical = ""
         for line in lines:
             if line.rstrip().endswith("\\"):
@@ -254,15 +258,22 @@ def _check_command(unit: Unit, vocabulary: Vocabulary, installs: _Installs) -> l
     line = normalize_command(unit.text)
     found = list(packages(line))
     if found:
-        return [p for ecosystem, package in found for p in _check_package(unit, ecosystem, package, vocabulary, installs)]
-    if re.search(r"(?<![\w\-])" + re.escape(line) + r"(?![\w\-])", _normalized_haystack(vocabulary)):
+        return [
+            p
+            for ecosystem, package in found
+            for p in _check_package(unit, ecosystem, package, vocabulary, installs)
+        ]
+    if re.search(
+        r"(?<![\w\-])" + re.escape(line) + r"(?![\w\-])", _normalized_haystack(vocabulary)
+    ):
         return []
     words = [w for w in shell_words(line) if not _PLACEHOLDER.fullmatch(w) and not w.isdigit()]
     if not words or not vocabulary.together([words[0]], first=words[0]):
         return []  # not a program the sections run: its words are checked as names
     if not all(vocabulary.holds(w) for w in words):
         return []  # a word the sections lack is reported as an unsupported name
-    if vocabulary.together(words, first=words[0]):
+    positional = [w for w in words[1:] if not w.startswith("-")]
+    if vocabulary.together(words, first=words[0], ordered=positional):
         return []
     return [
         Problem(
@@ -304,9 +315,7 @@ def _check_package(
         lower = context.text.lower()
         if name in lower.replace("_", "-") and any(w in lower for w in words):
             return []
-    return [
-        Problem("package", unit.text, f"the sections never install `{name}` from {ecosystem}")
-    ]
+    return [Problem("package", unit.text, f"the sections never install `{name}` from {ecosystem}")]
 
 
 @dataclass
@@ -339,7 +348,9 @@ def _check_assignment(unit: Unit, vocabulary: Vocabulary) -> list[Problem]:
     if value not in BOOLEAN and vocabulary.together([name, value]):
         return []
     others = ", ".join(f"`{name}={v}`" for v in sorted(shown))
-    detail = f"the sections show {others}" if others else f"the sections never set `{name}` to `{value}`"
+    detail = (
+        f"the sections show {others}" if others else f"the sections never set `{name}` to `{value}`"
+    )
     return [Problem("assignment", unit.text, detail)]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from citewise.grounding.contradiction import contradictions
 from citewise.grounding.markdown import (
     INLINE_CODE,
     Block,
@@ -26,7 +27,6 @@ from citewise.grounding.markdown import (
 )
 from citewise.grounding.overlap import content_words, support, union
 from citewise.grounding.tokens import answer_tokens, inline_code_tokens
-from citewise.grounding.contradiction import contradictions
 from citewise.grounding.units import answer_units, check_units
 from citewise.grounding.vocabulary import Vocabulary, normalize_command, shell_words
 from citewise.models import Citation, CitationSupport, Hit, Problem, Verification
@@ -126,6 +126,8 @@ def unsupported_tokens(text: str, sources: Sources) -> tuple[str, ...]:
     return tuple(missing)
 
 
+# Commands any shell has, as the standard library is any Python's: the docs need not show them.
+SHELL_BUILTINS = frozenset("export cd echo source cp mv mkdir cat ls set unset env".split())
 _ATTRIBUTE = re.compile(r"(?<=[\w)\]]\.)([A-Za-z_]\w*)")
 _STANDALONE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 
@@ -134,6 +136,8 @@ def _held(token: str, sources: Sources, attribute: bool = False) -> bool:
     if token.startswith(("http://", "https://")):
         return token in sources.vocabulary.haystack
     if sources.holds(token, attribute=attribute) or token.split(".")[0] in sys.stdlib_module_names:
+        return True
+    if token in SHELL_BUILTINS:
         return True
     # ``app.add_middleware``: the receiver is the answer's own variable; the attribute
     # path after it is what the docs must show.
@@ -243,6 +247,11 @@ CONTEXT_THRESHOLD = 0.5
 the command holds this share of its content words."""
 
 
+CONTEXT_MARGIN = 1 / 3 - 1e-9
+"""…and flagged only when another retrieved section holds at least a third more of them
+(one more word of a three-word lead-in)."""
+
+
 def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
     """A ``context`` problem for each documented command offered for what no section that
     shows it says (``uv add x`` as the way to start a server)."""
@@ -262,7 +271,12 @@ def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
         if not holding or len(said) < 2:
             continue
         score = max(support(said, sources.section_words[url]) for url in holding)
-        if score < CONTEXT_THRESHOLD:
+        # Flagged only when another retrieved section says it clearly better: the command
+        # was taken from one section for what another one does.
+        elsewhere = sources.best_section(said)[1]
+        if score < CONTEXT_THRESHOLD and elsewhere >= max(
+            CONTEXT_THRESHOLD, score + CONTEXT_MARGIN
+        ):
             found.append(
                 Problem(
                     "context",
@@ -305,6 +319,52 @@ def list_problems(text: str, sources: Sources) -> list[Problem]:
     return found
 
 
+def diagram_labels(text: str, sources: Sources) -> list[Problem]:
+    """A ``diagram`` problem for a list whose items the sections hold only as a diagram's
+    node labels ("OpenAI client", "Validate OpenAI request"): labels of a picture are not
+    the documented names of things (services, settings, steps) a list presents."""
+    found = []
+    contexts = sources.vocabulary.contexts
+    for run in _item_runs(blocks(text)):
+        labels = []
+        for item in run:
+            label = _ITEM_TEXT.sub("", item.text).strip().strip("`*_ ").rstrip(".:;,")
+            if len(label) < 3:
+                continue
+            pattern = re.compile(rf"(?<![\w-]){re.escape(label)}(?![\w-])", re.I)
+            places = [c for c in contexts if pattern.search(c.text)]
+            if places and all(c.diagram for c in places):
+                labels.append((label, places[0].url))
+        if len(labels) >= 2 or (labels and 2 * len(labels) >= len(run)):
+            names = ", ".join(f"`{label}`" for label, _ in labels)
+            found.append(
+                Problem(
+                    "diagram",
+                    _excerpt(run[0].text),
+                    f"{names}: only a diagram's labels in {labels[0][1]}",
+                )
+            )
+    return found
+
+
+_ITEM_TEXT = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
+
+
+def _item_runs(parts: Sequence[Block]) -> list[list[Block]]:
+    runs: list[list[Block]] = []
+    current: list[Block] = []
+    for block in parts:
+        if block.kind == "item":
+            current.append(block)
+            continue
+        if current:
+            runs.append(current)
+        current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
 def _excerpt(text: str, size: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= size else flat[: size - 1] + "…"
@@ -341,6 +401,7 @@ def check(
         problems += misplaced_commands(text, sources)
         problems += contradictions(text, sources.vocabulary)
         problems += list_problems(text, sources)
+        problems += diagram_labels(text, sources)
     return Verification(
         unsupported=unsupported,
         outside_links=outside_links(text, sources),

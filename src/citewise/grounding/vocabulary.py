@@ -29,6 +29,7 @@ from functools import cached_property, lru_cache
 from citewise.grounding.markdown import FENCE
 from citewise.store.identifiers import name_spans
 
+DIAGRAM_LANGUAGES = frozenset({"mermaid", "plantuml", "puml", "dot", "graphviz", "d2"})
 ALL_CAPS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 # Hyphen-joined words (package names, console scripts, ``kebab-case`` options' values).
 HYPHENATED = re.compile(r"(?<![\w.\-/])[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)+(?![\w\-])")
@@ -65,6 +66,7 @@ class Context:
     url: str
     text: str
     code: bool
+    diagram: bool = False  # a line of a diagram (Mermaid, PlantUML, Graphviz, D2)
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -88,6 +90,7 @@ def contexts_of(url: str, text: str) -> Iterator[Context]:
         yield from _prose_contexts(url, text[position : fence.start()])
         body = fence.group(0).split("\n", 1)[1] if "\n" in fence.group(0) else ""
         lines = [line for line in body.splitlines() if not _CLOSING.fullmatch(line)]
+        diagram = fence.group(2).lower() in DIAGRAM_LANGUAGES
         logical = ""
         for line in lines:
             if line.rstrip().endswith("\\"):
@@ -95,10 +98,10 @@ def contexts_of(url: str, text: str) -> Iterator[Context]:
                 continue
             logical += line
             if logical.strip():
-                yield Context(url, logical.strip(), True)
+                yield Context(url, logical.strip(), True, diagram)
             logical = ""
         if logical.strip():
-            yield Context(url, logical.strip(), True)
+            yield Context(url, logical.strip(), True, diagram)
         position = fence.end()
     yield from _prose_contexts(url, text[position:])
 
@@ -177,23 +180,40 @@ class Vocabulary:
         distance; the same case style first."""
         return closest(name, self.names)
 
-    def together(self, words: Iterable[str], first: str = "") -> list[Context]:
-        """The contexts that hold every word in ``words`` (and start with ``first``)."""
+    def together(
+        self, words: Iterable[str], first: str = "", ordered: Iterable[str] = ()
+    ) -> list[Context]:
+        """The contexts that hold every word in ``words`` (and start with ``first``; and
+        hold the words of ``ordered`` in that order: a command's positional arguments)."""
         wanted = set(words)
+        sequence = list(ordered)
         found = []
         for context in self.contexts:
-            if wanted <= context.words and (
-                not first or shell_words(context.text.replace("`", " "))[:1] == [first]
-                or _starts_inline(context.text, first)
+            if (
+                wanted <= context.words
+                and (
+                    not first
+                    or shell_words(context.text.replace("`", " "))[:1] == [first]
+                    or _starts_inline(context.text, first)
+                )
+                and _in_order(sequence, shell_words(context.text.replace("`", " ")))
             ):
                 found.append(context)
         return found
 
 
+def _in_order(sequence: list[str], words: list[str]) -> bool:
+    position = 0
+    for word in sequence:
+        try:
+            position = words.index(word, position) + 1
+        except ValueError:
+            return False
+    return True
+
+
 def _starts_inline(text: str, first: str) -> bool:
-    return any(
-        shell_words(span)[:1] == [first] for span in re.findall(r"`([^`]+)`", text)
-    )
+    return any(shell_words(span)[:1] == [first] for span in re.findall(r"`([^`]+)`", text))
 
 
 def _identifier_like(name: str) -> bool:
