@@ -194,6 +194,20 @@ class _Installs:
         return found
 
 
+def known_manager(program: str, vocabulary: Vocabulary) -> bool:
+    """``program`` is a package manager of an ecosystem the sections install from: ``poetry``
+    is as good as the ``pip`` the docs show (the package is checked by :func:`check_units`)."""
+    ecosystems = {eco for words, eco in MANAGERS if words[0] == program}
+    return bool(ecosystems) and any(eco in ecosystems for eco, _ in _installs(vocabulary).installed)
+
+
+def _installs(vocabulary: Vocabulary) -> _Installs:
+    cached = vocabulary.__dict__.get("_installs")
+    if cached is None:
+        cached = vocabulary.__dict__["_installs"] = _Installs(vocabulary)
+    return cached
+
+
 def packages(line: str) -> Iterator[tuple[str, str]]:
     """The (ecosystem, package as written) pairs an install command line names."""
     words = shell_words(line)
@@ -238,7 +252,7 @@ def _split_extras(package: str, ecosystem: str) -> tuple[str, set[str]]:
 
 def check_units(text: str, vocabulary: Vocabulary) -> list[Problem]:
     """The answer's units the sections do not support (see the module docstring)."""
-    installs = _Installs(vocabulary)
+    installs = _installs(vocabulary)
     problems: list[Problem] = []
     for unit in answer_units(text):
         if unit.kind == "command":
@@ -392,4 +406,4 @@ def _source_imports(vocabulary: Vocabulary) -> dict[str, set[str]]:
     return found
 
 
-__all__ = ["ALL_CAPS", "Unit", "answer_units", "check_units", "packages"]
+__all__ = ["ALL_CAPS", "Unit", "answer_units", "check_units", "known_manager", "packages"]

@@ -27,7 +27,7 @@ from citewise.grounding.markdown import (
 )
 from citewise.grounding.overlap import content_words, support, union
 from citewise.grounding.tokens import answer_tokens, inline_code_tokens
-from citewise.grounding.units import answer_units, check_units
+from citewise.grounding.units import answer_units, check_units, known_manager
 from citewise.grounding.vocabulary import Vocabulary, normalize_command, shell_words
 from citewise.models import Citation, CitationSupport, Hit, Problem, Verification
 
@@ -137,7 +137,7 @@ def _held(token: str, sources: Sources, attribute: bool = False) -> bool:
         return token in sources.vocabulary.haystack
     if sources.holds(token, attribute=attribute) or token.split(".")[0] in sys.stdlib_module_names:
         return True
-    if token in SHELL_BUILTINS:
+    if token in SHELL_BUILTINS or known_manager(token, sources.vocabulary):
         return True
     # ``app.add_middleware``: the receiver is the answer's own variable; the attribute
     # path after it is what the docs must show.
