@@ -82,7 +82,9 @@ def inline_code_tokens(code: str) -> Iterator[str]:
     # ``<api-key>`` is a placeholder, not a name; ``python -m x`` runs ``x``.
     code = normalize_command(_PLACEHOLDER.sub(" ", code))
     for word in _CODE_WORD.findall(code):
-        if len(word) > 1:
+        if word.startswith(("http://", "https://")):
+            yield word.rstrip(".,;:!?)*_")
+        elif len(word) > 1:
             yield word.rstrip(".:/-")
 
 

@@ -65,6 +65,15 @@ class Sources:
         return {url: union(parts) for url, parts in texts.items()}
 
     @cached_property
+    def heading_words(self) -> dict[str, frozenset[str]]:
+        """The content words of each retrieved section's heading path."""
+        found: dict[str, frozenset[str]] = {}
+        for hit in self.hits:
+            words = content_words(" ".join(hit.chunk.heading_path or (hit.chunk.title,)))
+            found[hit.url] = found.get(hit.url, frozenset()) | words
+        return found
+
+    @cached_property
     def pages(self) -> frozenset[str]:
         return frozenset(hit.url.partition("#")[0] for hit in self.hits)
 
@@ -243,8 +252,8 @@ def unsupported_blocks(text: str, sources: Sources) -> tuple[str, ...]:
 
 
 CONTEXT_THRESHOLD = 0.5
-"""A command's lead-in ("To start the server, run:") is supported when a section that shows
-the command holds this share of its content words."""
+"""A command's lead-in ("To start the server, run:") is supported when the heading path of a
+section that shows the command holds this share of its content words…"""
 
 
 CONTEXT_MARGIN = 1 / 3 - 1e-9
@@ -270,10 +279,12 @@ def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
         said -= content_words(line)
         if not holding or len(said) < 2:
             continue
-        score = max(support(said, sources.section_words[url]) for url in holding)
-        # Flagged only when another retrieved section says it clearly better: the command
-        # was taken from one section for what another one does.
-        elsewhere = sources.best_section(said)[1]
+        # What a section is about is its heading path ("Get Started › Install"); flagged
+        # only when another retrieved section's headings say it clearly better: the
+        # command was taken from one section for what another one does.
+        headings = sources.heading_words
+        score = max(support(said, headings[url]) for url in holding)
+        elsewhere = max(support(said, words) for words in headings.values())
         if score < CONTEXT_THRESHOLD and elsewhere >= max(
             CONTEXT_THRESHOLD, score + CONTEXT_MARGIN
         ):
