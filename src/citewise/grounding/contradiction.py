@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from citewise.grounding.markdown import INLINE_CODE, blocks, without_links
 from citewise.grounding.overlap import content_words
@@ -47,6 +48,7 @@ def polarity(text: str) -> int:
     return count % 2
 
 
+@lru_cache(maxsize=16384)
 def _claim_words(text: str) -> frozenset[str]:
     return content_words(text) - _STATES
 
@@ -88,12 +90,12 @@ def _sentences(text: str) -> Iterator[str]:
                 yield sentence.strip()
 
 
-def _clauses(context: Context) -> Iterator[Context]:
+@lru_cache(maxsize=16384)
+def _clauses(context: Context) -> tuple[Context, ...]:
     # Split like the answer's sentences, so a clause meets a clause, not a sentence whose
     # other clause carries the negation.
-    for clause in _SENTENCE.split(context.text):
-        if clause.strip():
-            yield Context(context.url, clause.strip(), context.code)
+    parts = (clause.strip() for clause in _SENTENCE.split(context.text))
+    return tuple(Context(context.url, part, context.code) for part in parts if part)
 
 
 def find(

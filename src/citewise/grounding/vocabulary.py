@@ -82,8 +82,14 @@ def _unescape(text: str) -> str:
     return text.replace("\\_", "_").replace("\\*", "*")
 
 
-def contexts_of(url: str, text: str) -> Iterator[Context]:
-    """The contexts of one section's text, in order."""
+@lru_cache(maxsize=2048)
+def contexts_of(url: str, text: str) -> tuple[Context, ...]:
+    """The contexts of one section's text, in order (remembered: the same sections come
+    back request after request, and a context's words are worked out once)."""
+    return tuple(_contexts(url, text))
+
+
+def _contexts(url: str, text: str) -> Iterator[Context]:
     text = _unescape(text)
     position = 0
     for fence in FENCE.finditer(text):
@@ -166,13 +172,7 @@ class Vocabulary:
     def names(self) -> frozenset[str]:
         """Every identifier-like name of the sections as written: names with an underscore,
         a dot or mixed case, flags, hyphenated words, and the parts of dotted paths."""
-        found: set[str] = set()
-        for _, _, name in name_spans(self.haystack):
-            for part in [name, *name.split(".")]:
-                if _identifier_like(part):
-                    found.add(part)
-        found |= {m.group(0) for m in HYPHENATED.finditer(self.haystack)}
-        return frozenset(found)
+        return frozenset().union(*(_names_of(_unescape(text)) for _, text in self.texts))
 
     def near_miss(self, name: str) -> str:
         """The documented name closest to ``name`` ("" when none is close): one that
@@ -214,6 +214,17 @@ def _in_order(sequence: list[str], words: list[str]) -> bool:
 
 def _starts_inline(text: str, first: str) -> bool:
     return any(shell_words(span)[:1] == [first] for span in re.findall(r"`([^`]+)`", text))
+
+
+@lru_cache(maxsize=2048)
+def _names_of(text: str) -> frozenset[str]:
+    found: set[str] = set()
+    for _, _, name in name_spans(text):
+        for part in {name, *name.split(".")}:
+            if _identifier_like(part):
+                found.add(part)
+    found |= {m.group(0) for m in HYPHENATED.finditer(text)}
+    return frozenset(found)
 
 
 def _identifier_like(name: str) -> bool:
