@@ -167,6 +167,31 @@ class CitationSupport:
 
 
 @dataclass(frozen=True)
+class Problem:
+    """One claim of an answer the sections do not support as written.
+
+    ``kind``: ``near_miss`` (a name close to a documented one: ``suggestion`` spells it),
+    ``command`` (a command line whose parts the sections never give together), ``package``
+    (a package installed with a manager or extras the sections do not show), ``assignment``
+    (``NAME=value`` with a value the sections do not give it), ``import`` (a name imported
+    from a module the sections do not import it from), ``context`` (a documented command
+    offered for what its section does not say), ``contradiction`` (a sentence its section
+    says the opposite of), ``list`` (list items a section holds, under a lead-in that
+    section does not support). ``text``: the answer's words; ``detail``: what the sections
+    say instead.
+    """
+
+    kind: str
+    text: str
+    detail: str
+    suggestion: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        found = {"kind": self.kind, "text": self.text, "detail": self.detail}
+        return found | ({"suggestion": self.suggestion} if self.suggestion else {})
+
+
+@dataclass(frozen=True)
 class Verification:
     """What the deterministic check found in one answer (``citewise.grounding.verify``).
 
@@ -175,7 +200,8 @@ class Verification:
     retrieved sections nor the conversation. ``outside_links``: links that point at no
     retrieved section. ``citations``: each citation's support. ``attributed``: citations
     citewise added itself. ``unsupported_blocks``: paragraphs, list items or code blocks
-    no retrieved section supports (their first words). ``mode`` is the ``verify`` option
+    no retrieved section supports (their first words). ``problems``: claims the sections
+    do not support as written (:class:`Problem`). ``mode`` is the ``verify`` option
     it ran under; ``regenerated`` says the answer was written again once.
     """
 
@@ -186,13 +212,17 @@ class Verification:
     unsupported_blocks: tuple[str, ...] = ()
     mode: str = "report"
     regenerated: bool = False
+    problems: tuple[Problem, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """No unsupported token, no outside link, and every citation supported."""
+        """No unsupported token, outside link, unsupported block or problem, and every
+        citation supported."""
         return (
             not self.unsupported
             and not self.outside_links
+            and not self.unsupported_blocks
+            and not self.problems
             and all(c.supported for c in self.citations)
         )
 
@@ -206,6 +236,7 @@ class Verification:
             "citations": [c.as_json() for c in self.citations],
             "attributed": self.attributed,
             "unsupported_blocks": list(self.unsupported_blocks),
+            "problems": [p.as_json() for p in self.problems],
             "regenerated": self.regenerated,
         }
 

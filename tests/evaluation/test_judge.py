@@ -65,7 +65,11 @@ def test_the_judge_sees_the_answer_calls_sections_and_fails_a_fabrication(
     assert outcome.judge_failures == ["not grounded: setting 'LGOS_MAGIC_TOKEN=1'"]
     # The judge reports; the case fails on the deterministic check alone, which agrees.
     assert outcome.check_ok is False
-    assert outcome.failures == ["unsupported by the sections: LGOS_MAGIC_TOKEN, --turbo"]
+    # Names are matched whole: ``serve`` is not held by ``langgraph-openai-serve``, nor
+    # ``lgos`` by ``LGOS_…`` names.
+    assert outcome.failures == [
+        "unsupported by the sections: LGOS_MAGIC_TOKEN, lgos, serve, --turbo"
+    ]
 
 
 def test_the_judge_sees_the_earlier_turns_of_a_follow_up(lgos_kb: KnowledgeBase) -> None:

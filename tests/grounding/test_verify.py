@@ -120,6 +120,7 @@ def test_the_result_is_reported_as_json() -> None:
         "citations": [],
         "attributed": 0,
         "unsupported_blocks": [],
+        "problems": [],
         "regenerated": False,
     }
 

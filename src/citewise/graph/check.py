@@ -53,7 +53,7 @@ async def check(state: GraphState) -> Update:
     if (
         mode == "regenerate"
         and not retried
-        and (verification.unsupported or verification.outside_links)
+        and (verification.unsupported or verification.outside_links or verification.problems)
     ):
         return {"retry": regenerate_instruction(verification), "status": emit_status(REGENERATING)}
     text = result.text

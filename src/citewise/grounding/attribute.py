@@ -3,13 +3,15 @@
 Small local models often write no link at all. Each claim (paragraph, list item, code block)
 that no citation falls in is matched to the retrieved section whose content words cover it
 best; at or over ``BLOCK_THRESHOLD`` it gets a ``url_citation`` over the whole block, marked
-``attributed``. A claim no section supports stays uncited (the verification reports it).
+``attributed``, unless that section contradicts it (``grounding/contradiction.py``). A claim
+no section supports stays uncited (the verification reports it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from citewise.grounding import contradiction
 from citewise.grounding.markdown import blocks, outside_links_text, without_links
 from citewise.grounding.overlap import content_words
 from citewise.grounding.verify import BLOCK_THRESHOLD, MIN_SENTENCE_WORDS, Sources, claims
@@ -57,6 +59,11 @@ def attribute(
         if (block.start, block.end) in cited:
             continue
         url, score = sources.best_section(content_words(without_links(block.text)))
-        if url is not None and score >= BLOCK_THRESHOLD:
+        # A section that says the opposite of the block shares its words, not its claim.
+        if (
+            url is not None
+            and score >= BLOCK_THRESHOLD
+            and not contradiction.find(block.text, sources.vocabulary, frozenset({url}))
+        ):
             added.append(Citation(url, titles[url], block.start, block.end, attributed=True))
     return tuple(sorted([*citations, *added], key=lambda c: (c.start_index, c.end_index)))

@@ -17,6 +17,11 @@ def warning(verification: Verification) -> str:
         problems.append(
             f"links outside the retrieved sections: {', '.join(verification.outside_links[:5])}"
         )
+    if verification.problems:
+        problems += [f"{_quoted(p.text)}: {p.detail}" for p in verification.problems[:5]]
+    if verification.unsupported_blocks:
+        claims = "; ".join(f"“{block}”" for block in verification.unsupported_blocks[:3])
+        problems.append(f"claims no retrieved section supports: {claims}")
     weak = [c.url for c in verification.citations if not c.supported]
     if weak:
         problems.append(
@@ -30,15 +35,23 @@ def warning(verification: Verification) -> str:
 def regenerate_instruction(verification: Verification) -> str:
     """What the one regeneration is told: the problems of the first answer, by name."""
     lines = [
-        "Your previous answer used names or links that the documentation sections do not contain."
+        "Your previous answer used names, links or claims that the documentation sections do "
+        "not support."
     ]
     if verification.unsupported:
         names = ", ".join(token.strip("`") for token in verification.unsupported)
         lines.append(f"Not found in the sections: {names}.")
     if verification.outside_links:
         lines.append(f"Links to no retrieved section: {', '.join(verification.outside_links)}.")
+    for problem in verification.problems:
+        lines.append(f"{_quoted(problem.text)}: {problem.detail}.")
     lines.append(
         "Answer again using only names, commands, settings and URLs that appear in the "
         "sections; if the sections do not say, say so instead of guessing."
     )
     return " ".join(lines)
+
+
+def _quoted(text: str) -> str:
+    flat = " ".join(text.split()).strip("`")
+    return f"`{flat}`" if len(flat) <= 80 else f"“{flat[:79]}…”"

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from citewise.grounding.markdown import BARE_URL, FENCE, INLINE_CODE, MARKDOWN_LINK
+from citewise.grounding.vocabulary import normalize_command
 
 ENV_VAR = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])")
 LONG_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?<!-)")
@@ -22,10 +23,26 @@ SNAKE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w])")
 CAPITALIZED = re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]+(?![\w])")
 IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+)?import\s+([\w., ]+)", re.M)
 DEFINED = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)|^\s*(\w+)\s*=", re.M)
-_CODE_WORD = re.compile(
-    r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_][\w]*)*"
+# Names a code block binds itself: tuple targets, parameters, loop and ``as`` targets.
+BOUND = re.compile(
+    r"^[ \t]*([\w \t,*]+?)\s*=(?!=)|\bdef\s+\w+\s*\(([^)]*)\)|\bfor\s+([\w ,]+?)\s+in\b"
+    r"|\bas\s+(\w+)|\blambda\s+([\w ,*]*):",
+    re.M,
 )
+# An all-caps name with no underscore is a name only where it is set or read as one
+# (``PORT=8000``, ``export PORT``, ``$PORT``); elsewhere in prose it is an acronym.
+CAPS_IN_USE = re.compile(
+    r"(?:(?<=\$)|(?<=\$\{)|(?<=export )|(?<![\w.$-]))([A-Z][A-Z0-9]+)(?==)"
+    r"|(?:(?<=\$)|(?<=\$\{)|(?<=export ))([A-Z][A-Z0-9]+)\b"
+)
+SHORT_FLAG = re.compile(r"(?:(?<=\s)|(?<=\()|^)-[A-Za-z][A-Za-z0-9]?(?=[\s,.;:)]|$)")
+_ASSIGNED_VALUE = re.compile(r"(?<![\w.])([A-Z][A-Z0-9_]*)=(?:\"[^\"]*\"|'[^']*'|\S*)")
+_CODE_WORD = re.compile(
+    r"https?://[^\s`'\"<>]+|--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[.\-/:][A-Za-z_0-9][\w]*)*"
+)
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>]*>")
 _SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session"})
+_ENV_LANGUAGES = frozenset({"env", "dotenv", "ini", "properties"})
 
 # Dotted words that are prose, not paths.
 _PROSE_DOTTED = frozenset({"e.g", "i.e", "a.k.a", "etc", "vs", "cf"})
@@ -44,8 +61,10 @@ def camel_case(text: str) -> Iterator[str]:
 
 def prose_tokens(prose: str) -> Iterator[str]:
     """The identifier-like tokens of text outside code (links already removed)."""
-    for pattern in (ENV_VAR, LONG_FLAG, SNAKE):
+    for pattern in (ENV_VAR, LONG_FLAG, SNAKE, SHORT_FLAG):
         yield from (match.group(0) for match in pattern.finditer(prose))
+    for match in CAPS_IN_USE.finditer(prose):
+        yield match.group(1) or match.group(2)
     yield from camel_case(prose)
     for match in DOTTED.finditer(prose):
         if match.group(0).lower() not in _PROSE_DOTTED:
@@ -57,8 +76,15 @@ def prose_tokens(prose: str) -> Iterator[str]:
 def inline_code_tokens(code: str) -> Iterator[str]:
     """Every name in an inline code span (the span itself when the docs hold it whole is
     checked by the caller first)."""
+    # ``NAME=value``: the value is the user's choice or checked with its name as a unit
+    # (``grounding/units.py``), not a name of its own.
+    code = _ASSIGNED_VALUE.sub(lambda m: m.group(1), code)
+    # ``<api-key>`` is a placeholder, not a name; ``python -m x`` runs ``x``.
+    code = normalize_command(_PLACEHOLDER.sub(" ", code))
     for word in _CODE_WORD.findall(code):
-        if len(word) > 1:
+        if word.startswith(("http://", "https://")):
+            yield word.rstrip(".,;:!?)*_")
+        elif len(word) > 1:
             yield word.rstrip(".:/-")
 
 
@@ -74,9 +100,17 @@ def code_block_tokens(block: str, language: str) -> Iterator[str]:
     if language.lower() in _SHELL_LANGUAGES or _looks_like_shell(body):
         yield from _shell_tokens(body)
         return
+    if language.lower() in _ENV_LANGUAGES:
+        # ``NAME=value`` lines set documented names; they define nothing.
+        yield from (m.group(1) for m in _ASSIGNED_VALUE.finditer(body))
+        return
     body = _without_strings_and_comments(body)
+    bound = defined | _bound_names(body)
     for pattern in (ENV_VAR, LONG_FLAG):
         yield from (m.group(0) for m in pattern.finditer(body) if m.group(0) not in defined)
+    for match in SNAKE.finditer(body):
+        if match.group(0) not in bound and match.group(0) not in _BUILTINS:
+            yield match.group(0)
     yield from (name for name in camel_case(body) if name not in defined | _BUILTINS)
     for match in DOTTED.finditer(body):
         yield match.group(0)
@@ -93,6 +127,17 @@ def code_block_tokens(block: str, language: str) -> Iterator[str]:
             yield name
 
 
+def _bound_names(body: str) -> set[str]:
+    found: set[str] = set()
+    for match in BOUND.finditer(body):
+        for group in match.groups():
+            for part in (group or "").split(","):
+                name = part.split(":")[0].split("=")[0].strip(" *\t")
+                if name.isidentifier():
+                    found.add(name)
+    return found
+
+
 def _looks_like_shell(body: str) -> bool:
     lines = [line for line in body.splitlines() if line.strip()]
     return bool(lines) and all(line.lstrip().startswith("$ ") for line in lines)
@@ -101,11 +146,14 @@ def _looks_like_shell(body: str) -> bool:
 def _shell_tokens(body: str) -> Iterator[str]:
     for line in body.splitlines():
         line = line.split(" #", 1)[0].strip()
-        line = line.removeprefix("$ ").strip()
+        line = normalize_command(_PLACEHOLDER.sub(" ", line.removeprefix("$ ").strip()))
         if not line or line.startswith("#"):
             continue
         for word in line.split():
             word = word.strip("'\"")
+            if (assigned := _ASSIGNED_VALUE.fullmatch(word)) is not None:
+                yield assigned.group(1)
+                continue
             if any(c in word for c in "<>{}$=\\|&;*\"'") or not word:
                 continue
             if re.fullmatch(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w.\-/:\[\],]*", word):

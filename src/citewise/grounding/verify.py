@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from citewise.grounding.contradiction import contradictions
 from citewise.grounding.markdown import (
+    INLINE_CODE,
     Block,
     blocks,
     links,
@@ -25,7 +27,9 @@ from citewise.grounding.markdown import (
 )
 from citewise.grounding.overlap import content_words, support, union
 from citewise.grounding.tokens import answer_tokens, inline_code_tokens
-from citewise.models import Citation, CitationSupport, Hit, Verification
+from citewise.grounding.units import answer_units, check_units, known_manager
+from citewise.grounding.vocabulary import Vocabulary, normalize_command, shell_words
+from citewise.models import Citation, CitationSupport, Hit, Problem, Verification
 
 CITATION_THRESHOLD = 0.5
 """A citation is supported when its section holds this share of its sentence's content
@@ -61,11 +65,27 @@ class Sources:
         return {url: union(parts) for url, parts in texts.items()}
 
     @cached_property
+    def heading_words(self) -> dict[str, frozenset[str]]:
+        """The content words of each retrieved section's heading path."""
+        found: dict[str, frozenset[str]] = {}
+        for hit in self.hits:
+            words = content_words(" ".join(hit.chunk.heading_path or (hit.chunk.title,)))
+            found[hit.url] = found.get(hit.url, frozenset()) | words
+        return found
+
+    @cached_property
     def pages(self) -> frozenset[str]:
         return frozenset(hit.url.partition("#")[0] for hit in self.hits)
 
-    def holds(self, token: str) -> bool:
-        return token in self.haystack
+    @cached_property
+    def vocabulary(self) -> Vocabulary:
+        texts = [(hit.url, hit.passage) for hit in self.hits] + [("", self.conversation)]
+        return Vocabulary(texts, [hit.url for hit in self.hits])
+
+    def holds(self, token: str, *, attribute: bool = False) -> bool:
+        """``token`` occurs whole in the sections or the conversation (see
+        :mod:`citewise.grounding.vocabulary` for whole names and attributes)."""
+        return self.vocabulary.holds_name(token, attribute=attribute)
 
     @cached_property
     def hosts(self) -> frozenset[str]:
@@ -98,28 +118,53 @@ def unsupported_tokens(text: str, sources: Sources) -> tuple[str, ...]:
     """The answer's identifier-like tokens that the sources do not hold, each once."""
     missing: dict[str, None] = {}
     for link in links(text):
-        if not sources.is_section(link.url) and not sources.holds(link.url):
+        if not sources.is_section(link.url) and link.url not in sources.vocabulary.haystack:
             missing[link.url] = None
+    # Names the answer itself writes as attributes (``config.OPENAI_API_PREFIX``).
+    attributes = set(_ATTRIBUTE.findall(text)) - set(_STANDALONE.findall(text))
     for token in answer_tokens(text):
         if token.startswith("`") and token.endswith("`") and len(token) > 1:
-            span = token[1:-1]
-            if sources.holds(span):
+            span = " ".join(token[1:-1].split())
+            if " " in span and sources.vocabulary.holds(span):
                 continue
             for word in inline_code_tokens(span):
-                if not _held(word, sources):
+                if not _held(word, sources, word in attributes):
                     missing[word] = None
-        elif not _held(token, sources):
+        elif not _held(token, sources, token in attributes):
             missing[token] = None
     return tuple(missing)
 
 
-def _held(token: str, sources: Sources) -> bool:
-    if sources.holds(token) or token.split(".")[0] in sys.stdlib_module_names:
+# Commands any shell has, as the standard library is any Python's: the docs need not show them.
+SHELL_BUILTINS = frozenset("export cd echo source cp mv mkdir cat ls set unset env".split())
+_ATTRIBUTE = re.compile(r"(?<=[\w)\]]\.)([A-Za-z_]\w*)")
+_STANDALONE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
+
+
+def _held(token: str, sources: Sources, attribute: bool = False) -> bool:
+    if token.startswith(("http://", "https://")):
+        return token in sources.vocabulary.haystack
+    if sources.holds(token, attribute=attribute) or token.split(".")[0] in sys.stdlib_module_names:
+        return True
+    if token in SHELL_BUILTINS or known_manager(token, sources.vocabulary):
         return True
     # ``app.add_middleware``: the receiver is the answer's own variable; the attribute
     # path after it is what the docs must show.
     head, dot, rest = token.partition(".")
-    return bool(dot) and head[:1].islower() and sources.holds(f".{rest}")
+    return bool(dot) and head[:1].islower() and sources.vocabulary.holds(f".{rest}")
+
+
+def near_misses(names: Sequence[str], sources: Sources) -> list[Problem]:
+    """A ``near_miss`` problem for each unsupported name close to a documented one."""
+    found = []
+    for name in names:
+        if name.startswith(("http://", "https://")):
+            continue
+        documented = sources.vocabulary.near_miss(name)
+        if documented:
+            detail = f"not in the sections; did you mean `{documented}`?"
+            found.append(Problem("near_miss", name, detail, documented))
+    return found
 
 
 def outside_links(text: str, sources: Sources) -> tuple[str, ...]:
@@ -206,6 +251,131 @@ def unsupported_blocks(text: str, sources: Sources) -> tuple[str, ...]:
     return tuple(found)
 
 
+CONTEXT_THRESHOLD = 0.5
+"""A command's lead-in ("To start the server, run:") is supported when the heading path of a
+section that shows the command holds this share of its content words…"""
+
+
+CONTEXT_MARGIN = 1 / 3 - 1e-9
+"""…and flagged only when another retrieved section holds at least a third more of them
+(one more word of a three-word lead-in)."""
+
+
+def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
+    """A ``context`` problem for each documented command offered for what no section that
+    shows it says (``uv add x`` as the way to start a server)."""
+    found = []
+    for unit in answer_units(text):
+        if unit.kind != "command" or not unit.lead_in:
+            continue
+        line = normalize_command(unit.text)
+        words = shell_words(line)
+        holding = {
+            c.url
+            for c in sources.vocabulary.together(words, first=words[0])
+            if c.url in sources.section_words
+        }
+        said = content_words(without_links(INLINE_CODE.sub(" ", unit.lead_in)))
+        said -= content_words(line)
+        if not holding or len(said) < 2:
+            continue
+        # What a section is about is its heading path ("Get Started › Install"); flagged
+        # only when another retrieved section's headings say it clearly better: the
+        # command was taken from one section for what another one does.
+        headings = sources.heading_words
+        score = max(support(said, headings[url]) for url in holding)
+        elsewhere = max(support(said, words) for words in headings.values())
+        if score < CONTEXT_THRESHOLD and elsewhere >= max(
+            CONTEXT_THRESHOLD, score + CONTEXT_MARGIN
+        ):
+            found.append(
+                Problem(
+                    "context",
+                    unit.text,
+                    f"the sections that show it do not say what the answer says of it "
+                    f"(“{_excerpt(unit.lead_in)}”)",
+                )
+            )
+    return found
+
+
+def list_problems(text: str, sources: Sources) -> list[Problem]:
+    """A ``list`` problem for each list whose items one section holds while that section
+    does not support the list's lead-in ("These services start:" over a diagram's nodes)."""
+    found = []
+    parts = blocks(text)
+    for number, block in enumerate(parts):
+        if block.kind != "paragraph" or not block.text.rstrip().endswith(":"):
+            continue
+        items = []
+        for following in parts[number + 1 :]:
+            if following.kind != "item":
+                break
+            items.append(following)
+        lead = content_words(without_links(block.text))
+        if len(items) < 2 or len(lead) < 2:
+            continue
+        words = content_words(without_links(" ".join(item.text for item in items)))
+        url, score = sources.best_section(words)
+        if url is None or score < BLOCK_THRESHOLD:
+            continue
+        if support(lead, sources.section_words[url]) < BLOCK_THRESHOLD:
+            found.append(
+                Problem(
+                    "list",
+                    _excerpt(block.text),
+                    f"its items come from {url}, which does not say what the lead-in says",
+                )
+            )
+    return found
+
+
+def diagram_labels(text: str, sources: Sources) -> list[Problem]:
+    """A ``diagram`` problem for a list whose items the sections hold only as a diagram's
+    node labels ("OpenAI client", "Validate OpenAI request"): labels of a picture are not
+    the documented names of things (services, settings, steps) a list presents."""
+    found = []
+    contexts = sources.vocabulary.contexts
+    for run in _item_runs(blocks(text)):
+        labels = []
+        for item in run:
+            label = _ITEM_TEXT.sub("", item.text).strip().strip("`*_ ").rstrip(".:;,")
+            if len(label) < 3:
+                continue
+            pattern = re.compile(rf"(?<![\w-]){re.escape(label)}(?![\w-])", re.I)
+            places = [c for c in contexts if pattern.search(c.text)]
+            if places and all(c.diagram for c in places):
+                labels.append((label, places[0].url))
+        if len(labels) >= 2 or (labels and 2 * len(labels) >= len(run)):
+            names = ", ".join(f"`{label}`" for label, _ in labels)
+            found.append(
+                Problem(
+                    "diagram",
+                    _excerpt(run[0].text),
+                    f"{names}: only a diagram's labels in {labels[0][1]}",
+                )
+            )
+    return found
+
+
+_ITEM_TEXT = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
+
+
+def _item_runs(parts: Sequence[Block]) -> list[list[Block]]:
+    runs: list[list[Block]] = []
+    current: list[Block] = []
+    for block in parts:
+        if block.kind == "item":
+            current.append(block)
+            continue
+        if current:
+            runs.append(current)
+        current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
 def _excerpt(text: str, size: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= size else flat[: size - 1] + "…"
@@ -236,11 +406,19 @@ def check(
 ) -> Verification:
     """:func:`verify` over sources already prepared (``ground`` shares them with
     attribution)."""
+    unsupported = unsupported_tokens(text, sources)
+    problems = [*near_misses(unsupported, sources), *check_units(text, sources.vocabulary)]
+    if sources.hits:
+        problems += misplaced_commands(text, sources)
+        problems += contradictions(text, sources.vocabulary)
+        problems += list_problems(text, sources)
+        problems += diagram_labels(text, sources)
     return Verification(
-        unsupported=unsupported_tokens(text, sources),
+        unsupported=unsupported,
         outside_links=outside_links(text, sources),
         citations=tuple(citation_support(text, c, sources) for c in citations),
         attributed=sum(1 for c in citations if c.attributed),
         unsupported_blocks=unsupported_blocks(text, sources),
         mode=mode,
+        problems=tuple(problems),
     )

@@ -44,6 +44,7 @@ __all__ = [
     "document_identifiers",
     "identifier_query",
     "identifier_text",
+    "name_spans",
     "query_identifiers",
     "tier_scores",
 ]
@@ -181,3 +182,16 @@ def tier_scores(hits: Mapping[_Key, tuple[float, float, int]]) -> dict[_Key, flo
         return {}
     top = max(w for w, _, _ in hits.values()) + max(i for _, i, _ in hits.values())
     return {key: w + i + m * top for key, (w, i, m) in hits.items()}
+
+
+def name_spans(text: str) -> list[tuple[int, int, str]]:
+    """Each flag and (dotted) name of ``text`` as written (case kept, a call's parentheses
+    dropped), with its span: the identifier index's tokenizer, which the grounding check
+    also uses to read sections, so both agree on where a name starts and ends."""
+    found = [(m.start(), m.end(), m.group(0)) for m in _FLAG.finditer(text)]
+    for match in _PATH.finditer(text):
+        name = match.group(0)
+        if match.group("call"):
+            name = name[: match.start("call") - match.start()]
+        found.append((match.start(), match.start() + len(name), name))
+    return sorted(found)
