@@ -14,6 +14,7 @@ from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_
 from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
 from citewise.parsing.pdf_tables import table_pages
+from citewise.parsing.pdf_work import check_pdf_work
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -72,6 +73,7 @@ def parse_pdf(
     Raises:
         SourceError: the PDF cannot be read, is encrypted, or has no text and cannot be
             recognised (the message names the ``ocr`` extra and Tesseract when missing).
+        TooLargeError: it has more pages or content than :func:`check_pdf_work` allows.
     """
     try:
         from pypdf import PdfReader
@@ -82,12 +84,13 @@ def parse_pdf(
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise SourceError(f"{doc_id}: the PDF is encrypted with a password")
+        sizes = check_pdf_work(doc_id, reader)
         pages = [_clean(page.extract_text()) for page in reader.pages]
-        for index, text in table_pages(data, reader).items():
+        for index, text in table_pages(data, reader, sizes).items():
             pages[index] = _clean(text)
         figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
-    except SourceError:
+    except (SourceError, MemoryError, RecursionError):
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
