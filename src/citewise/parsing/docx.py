@@ -97,8 +97,8 @@ def parse_docx(
                     parts[-1].blocks.append(text)
         _close_list(parts, items)
         fallback = " ".join((document.core_properties.title or "").split())
-    except SourceError:
-        raise
+    except (SourceError, MemoryError, RecursionError):
+        raise  # a refusal, or out of the parse's budget: not a broken file
     except Exception as error:  # python-docx and lxml raise many kinds of error on bad files
         raise SourceError(f"{doc_id}: not a readable DOCX file ({error})") from error
     return assemble_sections(
