@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from citewise.config import Settings
-from citewise.errors import SourceError, TooLargeError
 from citewise.embedding.base import Embedder
+from citewise.errors import SourceError, TooLargeError
 from citewise.kb import KBConfig, KnowledgeBase, source_from_bytes
 from citewise.parsing import worker
 from citewise.parsing.source import parse_file

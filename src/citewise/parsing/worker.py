@@ -38,9 +38,11 @@ _PRELOAD = [
     "docx",
     "pdfplumber",
 ]
-# A worker is replaced after this many parses: memory a parser leaked or fragmented is
-# given back to the system.
-_PARSES_PER_WORKER = 50
+# A worker is replaced once its resident memory passes this share of its budget (memory a
+# parser leaked or fragmented goes back to the system), or, where that cannot be read,
+# after this many parses.
+_RESIDENT_SHARE = 0.5
+_PARSES_PER_WORKER = 1000
 _MIB = 1024 * 1024
 # How long a new worker may take to start and import the parsers.
 _START_SECONDS = 60.0
@@ -150,6 +152,17 @@ class _Worker:
             how = f"signal {-code}" if code < 0 else f"exit code {code}"
             return ("died", how)
 
+    def resident_mib(self) -> float | None:
+        """The worker's resident memory now (Linux), or None where it cannot be read."""
+        try:
+            status = open(f"/proc/{self.process.pid}/status").read()
+        except OSError:
+            return None
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return None
+
     def alive(self) -> bool:
         return self.process.poll() is None
 
@@ -175,7 +188,12 @@ def _take(memory_mib: int) -> _Worker:
 
 
 def _give_back(worker: _Worker) -> None:
-    if worker.parses >= _PARSES_PER_WORKER:
+    resident = worker.resident_mib()
+    if (
+        worker.parses >= _PARSES_PER_WORKER
+        if resident is None
+        else resident > _RESIDENT_SHARE * worker.memory_mib
+    ):
         worker.stop()
         return
     with _IDLE_LOCK:
