@@ -10,6 +10,8 @@ from citewise.errors import ConfigurationError, TooLargeError
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_OCR_PAGES",
+    "OCR_PAGE_SECONDS",
     "MAX_PDF_CONTENT_BYTES",
     "MAX_PDF_PAGE_CONTENT_BYTES",
     "MAX_PDF_TABLE_CONTENT_BYTES",
@@ -60,6 +62,10 @@ MAX_PDF_TABLE_CONTENT_BYTES = 256 * 1024
 # header repeated in every chunk would multiply it.
 MAX_TABLE_COLUMNS = 1000
 MAX_TABLE_CELLS = 500_000
+# Pages recognised by OCR per PDF, and the time each adds to the parse budget (Tesseract
+# takes a second or more a page; 2,000 blank pages would hold a worker for many minutes).
+MAX_OCR_PAGES = 200
+OCR_PAGE_SECONDS = 15.0
 # One parse's wall-clock and memory budget (see citewise.parsing.worker).
 PARSE_SECONDS = 10.0
 PARSE_MEMORY_MIB = 512

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from citewise.errors import MissingExtraError, SourceError
+from citewise.errors import MissingExtraError, SourceError, TooLargeError
+from citewise.limits import MAX_OCR_PAGES, OCR_PAGE_SECONDS
 from citewise.models import Section
+from citewise.parsing.budget import extend_budget
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
 from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
@@ -154,6 +156,13 @@ def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:
         if len(empty) < len(pages):
             return pages  # the text it has is indexed; its scanned pages need OCR
         raise SourceError(f"{doc_id}: the PDF has no text layer (scanned?). {missing}")
+    if len(empty) > MAX_OCR_PAGES:
+        raise TooLargeError(
+            f"{doc_id}: {len(empty):,} pages need OCR, over the limit of {MAX_OCR_PAGES:,} "
+            "per PDF; refused, nothing was indexed"
+        )
+    # OCR takes seconds a page: the parse's budget grows by a fixed allowance per page.
+    extend_budget(len(empty) * OCR_PAGE_SECONDS)
     recognised = list(pages)
     for index, text in ocr_pages(data, empty, name=doc_id).items():
         recognised[index] = _clean(text)

@@ -15,7 +15,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import citewise.errors
@@ -141,12 +143,16 @@ class _Worker:
     def run(self, request: dict[str, Any], seconds: float) -> tuple[Any, ...] | None:
         """The worker's reply, or None when it did not answer within ``seconds``."""
         self.parses += 1
+        deadline = time.monotonic() + seconds
         try:
             self.connection.send(request)
-            if not self.connection.poll(seconds):
-                return None
-            reply: tuple[Any, ...] = self.connection.recv()
-            return reply
+            while True:
+                if not self.connection.poll(max(deadline - time.monotonic(), 0)):
+                    return None
+                reply: tuple[Any, ...] = self.connection.recv()
+                if reply[0] != "extend":
+                    return reply
+                deadline += float(reply[1])  # OCR pages: see citewise.parsing.budget
         except (EOFError, OSError):
             code = self.process.wait(5)
             how = f"signal {-code}" if code < 0 else f"exit code {code}"
@@ -155,7 +161,7 @@ class _Worker:
     def resident_mib(self) -> float | None:
         """The worker's resident memory now (Linux), or None where it cannot be read."""
         try:
-            status = open(f"/proc/{self.process.pid}/status").read()
+            status = Path(f"/proc/{self.process.pid}/status").read_text()
         except OSError:
             return None
         for line in status.splitlines():
@@ -231,8 +237,10 @@ def serve(fd: int, memory_mib: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
         pass  # no address-space limit here: the wall clock still bounds the parse
+    from citewise.parsing.budget import set_budget_extender
     from citewise.parsing.source import parse_in_process
 
+    set_budget_extender(lambda seconds: connection.send(("extend", seconds)))
     connection.send("ready")
     while True:
         try:
