@@ -91,20 +91,18 @@ def parse_isolated(
         _give_back(worker)
         sections: list[Section] = reply[1]
         return sections
-    if kind == "error":
-        _give_back(worker)  # a refusal or a broken file: the worker is fine
-        raise _rebuilt(reply[1], reply[2])
+    if kind in ("error", "failed"):
+        _give_back(worker)  # a refusal, a broken file, a parser's bug: the worker is fine
+        if kind == "error":
+            raise _rebuilt(reply[1], reply[2])
+        raise SourceError(f"{source.path}: the parser failed ({reply[1]}); nothing was indexed")
     worker.stop()
     if kind == "memory":
         raise TooLargeError(
             f"{source.path}: parsing needed more than {budget.memory_mib} MiB, the memory "
             "budget per file (CITEWISE_PARSE_MEMORY_MB); refused, nothing was indexed"
         )
-    if kind == "died":
-        raise SourceError(
-            f"{source.path}: the parser's process died ({reply[1]}); nothing was indexed"
-        )
-    raise SourceError(f"{source.path}: the parser failed ({reply[1]}); nothing was indexed")
+    raise SourceError(f"{source.path}: the parser's process died ({reply[1]}); nothing was indexed")
 
 
 def _rebuilt(name: str, message: str) -> CitewiseError:
