@@ -222,6 +222,7 @@ def serve(fd: int, memory_mib: int) -> None:
     the error."""
     import importlib
 
+    _die_with_parent()
     for name in _PRELOAD:
         try:
             importlib.import_module(name)
@@ -262,3 +263,16 @@ def serve(fd: int, memory_mib: int) -> None:
             connection.send(("memory",))
         if reply[0] == "memory":
             os._exit(0)  # a worker that ran out of memory may be left in a bad state
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the system kill this worker when the process it parses for dies
+    (a killed indexer leaves no parse running on)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the worker ends at its next read of the closed socket
