@@ -261,8 +261,12 @@ class DiagnosticsHistory:
 
     def _write(self, events: list[dict[str, Any]]) -> None:
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(_dump(events), encoding="utf-8")
-        os.replace(temporary, self.path)  # atomic: a reader sees the old file or the new
+        try:
+            temporary.write_text(_dump(events), encoding="utf-8")
+            os.replace(temporary, self.path)  # atomic: a reader sees the old file or the new
+        except OSError:
+            temporary.unlink(missing_ok=True)  # a full disk: the old history stays, whole
+            raise
 
 
 def entry_of(event: Event, now: float) -> dict[str, Any]:

@@ -4,7 +4,6 @@ parse → chunk → embed only what changed → one atomic write."""
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +24,7 @@ from citewise.parsing.layout import MKDOCS_LAYOUT, SiteLayout
 from citewise.parsing.mkdocstrings import ApiReference
 from citewise.parsing.mkdocstrings import has_directives as has_api_directives
 from citewise.parsing.preparsed import ParsedDocument, parsed_sections
+from citewise.parsing.slots import ParseSlots, parse_slot_count
 from citewise.parsing.source import parse_file
 from citewise.sources import SourceFile, read_folder
 from citewise.sources.includes import expand_includes
@@ -343,6 +343,7 @@ def ingest(
     windows_of: WindowsOf | None = None,
     progress: Progress | None = None,
     name: str = "",
+    home: Path | None = None,
 ) -> IndexReport:
     """Bring a knowledge base (``handle``; None when it does not exist yet) in line with
     ``items``, then return what changed.
@@ -353,7 +354,8 @@ def ingest(
     item is parsed and embedded; then one transaction applies the change with ``meta``
     (``create`` makes the knowledge base first if needed), so a failure leaves it as it was.
     The caller holds the knowledge base's write lock. The ``scopes`` meta key lists the
-    scopes in use.
+    scopes in use. ``home`` (the installation's) bounds the parses of every process on it
+    together (see :class:`citewise.parsing.slots.ParseSlots`).
     """
     started = time.perf_counter()
     stored_meta = handle.meta() if handle is not None else {}
@@ -372,7 +374,7 @@ def ingest(
         if previous is not None and previous.content_hash == item.fingerprint:
             report.unchanged.append(item.doc_id)
             continue
-        pending.append(_chunked(item, max_chars, overlap, known_chunks))
+        pending.append(_chunked(item, max_chars, overlap, known_chunks, home))
         (report.updated if previous else report.added).append(item.doc_id)
     updates = _embedded(pending, embedder, windows_of, report, progress)
     present = {item.doc_id for item in items}
@@ -394,19 +396,20 @@ def ingest(
     return report
 
 
-def _parse_slots() -> threading.BoundedSemaphore:
-    """How many documents this process parses at once (``CITEWISE_PARSE_CONCURRENCY``,
-    default 2): many simultaneous uploads queue instead of each taking a core and memory."""
-    global _PARSING
+def _parse_slots(home: Path | None) -> ParseSlots:
+    """The installation's parse slots (``CITEWISE_PARSE_CONCURRENCY``, default 2): many
+    simultaneous uploads, in one process or several on the same home, queue instead of
+    each taking a core and memory. Without a home, the bound is per process."""
+    key = home.expanduser().resolve() if home is not None else None
     with _PARSING_LOCK:
-        if _PARSING is None:
-            value = os.environ.get("CITEWISE_PARSE_CONCURRENCY", "")
-            slots = int(value) if value.isdigit() and int(value) > 0 else 2
-            _PARSING = threading.BoundedSemaphore(slots)
-        return _PARSING
+        slots = _PARSING.get(key)
+        if slots is None or slots.count != parse_slot_count():
+            folder = key / ".parse-slots" if key is not None else None
+            slots = _PARSING[key] = ParseSlots(parse_slot_count(), folder)
+        return slots
 
 
-_PARSING: threading.BoundedSemaphore | None = None
+_PARSING: dict[Path | None, ParseSlots] = {}
 _PARSING_LOCK = threading.Lock()
 
 
@@ -417,9 +420,13 @@ def _overlap_shape(overlap: Overlap) -> dict[str, str]:
 
 
 def _chunked(
-    item: IngestItem, max_chars: int, overlap: Overlap, known_chunks: set[str]
+    item: IngestItem,
+    max_chars: int,
+    overlap: Overlap,
+    known_chunks: set[str],
+    home: Path | None = None,
 ) -> _Pending:
-    with _parse_slots(), telemetry.stage("parse"):
+    with _parse_slots(home).held(), telemetry.stage("parse"):
         sections = item.sections()
     with telemetry.stage("chunk"):
         chunks = chunk_sections(sections, max_chars=max_chars, overlap=overlap)

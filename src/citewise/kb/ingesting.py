@@ -226,6 +226,7 @@ def _ingest(
             windows_of=windows,
             progress=progress,
             name=kb.name,
+            home=kb.settings.home,
         )
         op.set(files=report.files, changed=len(report.added) + len(report.updated),
                removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip

@@ -8,7 +8,7 @@ import zipfile
 from typing import TYPE_CHECKING
 
 from citewise.errors import MissingExtraError, SourceError
-from citewise.limits import check_unpacked_size
+from citewise.limits import check_table_shape, check_zip_members
 from citewise.models import Section
 from citewise.parsing.common import (
     BytesOnlyParser,
@@ -57,7 +57,8 @@ def parse_docx(
 
     Raises:
         SourceError: the file is not a readable DOCX.
-        TooLargeError: its zip members expand past the unpacked-size limit.
+        TooLargeError: its zip members expand past the unpacked-size or ratio limit, or a
+            table is over the table limits.
     """
     try:
         import docx
@@ -67,17 +68,17 @@ def parse_docx(
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unpacked = sum(info.file_size for info in archive.infolist())
+            members = [(i.filename, i.compress_size, i.file_size) for i in archive.infolist()]
     except zipfile.BadZipFile:
         raise SourceError(f"{doc_id}: not a DOCX file (not a zip archive)") from None
-    check_unpacked_size(doc_id, unpacked)
+    check_zip_members(doc_id, members)
     try:
         document = docx.Document(io.BytesIO(data))
         parts: list[Part] = [Part(None)]
         items: list[str] = []  # the list being built: its items stay one block
         for block in document.iter_inner_content():
             if isinstance(block, Table):
-                text = _table(block)
+                text = _table(block, doc_id)
                 is_item = False
             else:
                 heading = _heading(block)
@@ -96,6 +97,8 @@ def parse_docx(
                     parts[-1].blocks.append(text)
         _close_list(parts, items)
         fallback = " ".join((document.core_properties.title or "").split())
+    except (SourceError, MemoryError, RecursionError):
+        raise  # a refusal, or out of the parse's budget: not a broken file
     except Exception as error:  # python-docx and lxml raise many kinds of error on bad files
         raise SourceError(f"{doc_id}: not a readable DOCX file ({error})") from error
     return assemble_sections(
@@ -183,6 +186,7 @@ def _pictures(element: BaseOxmlElement) -> list[str]:
     return found
 
 
-def _table(table: Table) -> str:
+def _table(table: Table, doc_id: str) -> str:
+    check_table_shape(doc_id, len(table.columns), len(table.columns) * len(table.rows))
     rows = [[cell.text for cell in row.cells] for row in table.rows]
     return markdown_table(rows)

@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from citewise.errors import MissingExtraError, SourceError
+from citewise.errors import MissingExtraError, SourceError, TooLargeError
+from citewise.limits import MAX_OCR_PAGES, OCR_PAGE_SECONDS
 from citewise.models import Section
+from citewise.parsing.budget import extend_budget
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
 from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
 from citewise.parsing.pdf_tables import table_pages
+from citewise.parsing.pdf_work import check_pdf_work
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -72,6 +75,7 @@ def parse_pdf(
     Raises:
         SourceError: the PDF cannot be read, is encrypted, or has no text and cannot be
             recognised (the message names the ``ocr`` extra and Tesseract when missing).
+        TooLargeError: it has more pages or content than :func:`check_pdf_work` allows.
     """
     try:
         from pypdf import PdfReader
@@ -82,12 +86,13 @@ def parse_pdf(
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise SourceError(f"{doc_id}: the PDF is encrypted with a password")
+        sizes = check_pdf_work(doc_id, reader)
         pages = [_clean(page.extract_text()) for page in reader.pages]
-        for index, text in table_pages(data, reader).items():
+        for index, text in table_pages(data, reader, sizes).items():
             pages[index] = _clean(text)
         figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
-    except SourceError:
+    except (SourceError, MemoryError, RecursionError):
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
@@ -151,6 +156,13 @@ def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:
         if len(empty) < len(pages):
             return pages  # the text it has is indexed; its scanned pages need OCR
         raise SourceError(f"{doc_id}: the PDF has no text layer (scanned?). {missing}")
+    if len(empty) > MAX_OCR_PAGES:
+        raise TooLargeError(
+            f"{doc_id}: {len(empty):,} pages need OCR, over the limit of {MAX_OCR_PAGES:,} "
+            "per PDF; refused, nothing was indexed"
+        )
+    # OCR takes seconds a page: the parse's budget grows by a fixed allowance per page.
+    extend_budget(len(empty) * OCR_PAGE_SECONDS)
     recognised = list(pages)
     for index, text in ocr_pages(data, empty, name=doc_id).items():
         recognised[index] = _clean(text)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from citewise.limits import MAX_PDF_TABLE_CONTENT_BYTES, MAX_PDF_TABLE_PAGES
 from citewise.parsing.common import markdown_table
 
 if TYPE_CHECKING:
@@ -19,24 +20,53 @@ __all__ = ["table_pages"]
 _DRAWS_RE = re.compile(rb"(?:^|\s)(?:re|l|S|s|f|F|B)(?:\s|$)")
 
 
-def table_pages(data: bytes, reader: PdfReader) -> dict[int, str]:
+def table_pages(data: bytes, reader: PdfReader, sizes: Sequence[int]) -> dict[int, str]:
     """Page index → the page's text with each ruled table as a Markdown table, for the pages
     that have one (the others keep pypdf's text). Tables are found by their drawn cell borders
-    (pdfplumber's ``lines`` strategy); a table of aligned text without rules stays text."""
-    candidates = [index for index, page in enumerate(reader.pages) if _draws(page)]
+    (pdfplumber's ``lines`` strategy); a table of aligned text without rules stays text.
+
+    ``sizes`` are the pages' decoded content sizes: pages over
+    :data:`MAX_PDF_TABLE_CONTENT_BYTES` (drawings) are not searched, and only the first
+    :data:`MAX_PDF_TABLE_PAGES` pages that draw are (the table finder takes a fraction of a
+    second a page; the other pages keep their text, tables read as lines).
+    """
+    candidates = [
+        index
+        for index, page in enumerate(reader.pages)
+        if sizes[index] <= MAX_PDF_TABLE_CONTENT_BYTES and _draws(page)
+    ][:MAX_PDF_TABLE_PAGES]
     if not candidates:
         return {}
     import pdfplumber
 
+    if len(reader.pages) > len(candidates) + MAX_PDF_TABLE_PAGES:
+        # pdfminer parses every page object of the file to find the few asked for (5 ms
+        # each: 1,000 pages are seconds); a copy with the candidates only is read instead.
+        data = _only(reader, candidates)
+        numbers = list(range(len(candidates)))
+    else:
+        numbers = candidates
     found: dict[int, str] = {}
     with pdfplumber.open(io.BytesIO(data)) as document:
-        for index in candidates:
-            page = document.pages[index]
+        for index, number in zip(candidates, numbers, strict=True):
+            page = document.pages[number]
             text = _page_with_tables(page)
             if text is not None:
                 found[index] = text
             page.close()  # frees its parsed objects: a long PDF is read page by page
     return found
+
+
+def _only(reader: PdfReader, indexes: Sequence[int]) -> bytes:
+    """A PDF of the pages of ``reader`` at ``indexes``, in that order."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for index in indexes:
+        writer.add_page(reader.pages[index])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def _draws(page: Any) -> bool:

@@ -1,15 +1,25 @@
-"""Parses one source file into sections with the parser its suffix names, within the size limits."""
+"""Parses one source file into sections with the parser its suffix names, within the size
+limits, and the costly formats in a worker process within a time and memory budget."""
 
 from __future__ import annotations
 
-from citewise.errors import SourceError
-from citewise.limits import check_file_size, check_section_count, check_text_size
+import os
+from pathlib import PurePath
+
+from citewise.errors import ConfigurationError, SourceError
+from citewise.limits import ParseBudget, check_file_size, check_section_count, check_text_size
 from citewise.models import Section
-from citewise.parsing.base import binary_parser, parser_for, site_parser
+from citewise.parsing.base import Parser, binary_parser, parser_for, site_parser
 from citewise.parsing.layout import SiteLayout
 from citewise.sources import SourceFile
 
-__all__ = ["parse_file"]
+__all__ = ["ISOLATED_SUFFIXES", "parse_file", "parse_in_process", "parsed_in_worker"]
+
+# Formats parsed in a worker by default: those whose parsers do work out of proportion to
+# the file's size (zip members, PDF content streams, tables, markup trees). Markdown,
+# reStructuredText and plain text are parsed in process (linear, already size-limited).
+ISOLATED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".csv", ".tsv"})
+_ISOLATION = ("heavy", "all", "off")
 
 
 def parse_file(
@@ -19,10 +29,60 @@ def parse_file(
     version: str | None = None,
     scope: str = "",
     layout: SiteLayout | None = None,
+    budget: ParseBudget | None = None,
 ) -> list[Section]:
     """The file's sections; files and parsed text over the size limits are refused, unchunked.
 
-    ``layout`` (the site's page URL form and dialect) goes to the parsers that take one."""
+    ``layout`` (the site's page URL form and dialect) goes to the parsers that take one.
+    The formats of :data:`ISOLATED_SUFFIXES` are parsed in a worker process within
+    ``budget`` (default: ``CITEWISE_PARSE_SECONDS`` and ``CITEWISE_PARSE_MEMORY_MB``), see
+    :func:`parsed_in_worker`."""
+    parser = parser_for(source.path)
+    if parser is None:
+        raise SourceError(f"{source.path}: no parser for this kind of file")
+    check_file_size(source.path, len(source.data))
+    if parsed_in_worker(source.path):
+        from citewise.parsing.worker import parse_isolated
+
+        sections = parse_isolated(
+            source, site_url=site_url, version=version, scope=scope, layout=layout,
+            budget=budget or ParseBudget.from_env(),
+        )  # fmt: skip
+        # Checked here too: the limits are this process's (the worker checked its own).
+        _check_parsed(source, sections)
+        return sections
+    return parse_in_process(source, site_url=site_url, version=version, scope=scope, layout=layout)
+
+
+def parsed_in_worker(path: str | PurePath) -> bool:
+    """Whether a file at ``path`` is parsed in a worker process: ``CITEWISE_PARSE_ISOLATION``
+    is ``heavy`` (default: :data:`ISOLATED_SUFFIXES`), ``all`` or ``off`` (in process, no
+    budget). Only citewise's own parsers run in a worker; one registered at run time is
+    called in process, where it was registered."""
+    mode = os.environ.get("CITEWISE_PARSE_ISOLATION", "").strip().lower() or "heavy"
+    if mode not in _ISOLATION:
+        raise ConfigurationError(
+            f"CITEWISE_PARSE_ISOLATION must be one of {', '.join(_ISOLATION)}, not {mode!r}"
+        )
+    parser = parser_for(path)
+    if mode == "off" or parser is None or not _built_in(parser):
+        return False
+    return mode == "all" or PurePath(path).suffix.lower() in ISOLATED_SUFFIXES
+
+
+def _built_in(parser: Parser) -> bool:
+    return type(parser).__module__.startswith("citewise.parsing.")
+
+
+def parse_in_process(
+    source: SourceFile,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    scope: str = "",
+    layout: SiteLayout | None = None,
+) -> list[Section]:
+    """:func:`parse_file` in this process, with no time or memory budget."""
     parser = parser_for(source.path)
     if parser is None:
         raise SourceError(f"{source.path}: no parser for this kind of file")
@@ -42,6 +102,10 @@ def parse_file(
         sections = parser.parse(
             source.text, doc_id=doc_id, site_url=site_url, version=version, scope=scope
         )
+    _check_parsed(source, sections)
+    return sections
+
+
+def _check_parsed(source: SourceFile, sections: list[Section]) -> None:
     check_section_count(source.path, len(sections))
     check_text_size(source.path, (section.text for section in sections))
-    return sections

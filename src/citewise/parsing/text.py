@@ -6,6 +6,7 @@ import csv
 import io
 
 from citewise.errors import SourceError
+from citewise.limits import check_table_shape
 from citewise.models import Section
 from citewise.parsing.common import markdown_table, single_section
 
@@ -57,11 +58,20 @@ def parse_csv(
 
     Raises:
         SourceError: the file is not valid CSV in the sniffed dialect.
+        TooLargeError: a row is wider than ``MAX_TABLE_COLUMNS`` or the table holds more than
+            ``MAX_TABLE_CELLS`` cells (see :mod:`citewise.limits`).
     """
     text = text.lstrip("\ufeff")
     dialect = _dialect(text[:_SNIFF_CHARS], tab=doc_id.lower().endswith(".tsv"))
+    rows: list[list[str]] = []
+    cells = 0
     try:
-        rows = [row for row in csv.reader(io.StringIO(text, newline=""), dialect) if any(row)]
+        for row in csv.reader(io.StringIO(text, newline=""), dialect):
+            if any(row):
+                # Checked as the rows come: a refused table is never held whole.
+                cells += len(row)
+                check_table_shape(doc_id, len(row), cells)
+                rows.append(row)
     except csv.Error as error:
         raise SourceError(f"{doc_id}: not valid CSV ({error})") from None
     table = markdown_table(rows)

@@ -22,7 +22,7 @@ from citewise.kb.models import ModelFactory
 from citewise.server import diagnostics, openai
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
-from citewise.server.limits import BodyLimitMiddleware, BodyLimits
+from citewise.server.limits import BodyLimitMiddleware, BodyLimits, JSONCheckMiddleware
 from citewise.server.logs import RequestMiddleware
 from citewise.server.metrics import KnowledgeBaseSizes, Metrics, metrics_endpoint
 from citewise.server.ratelimit import RateLimitMiddleware, rate_limit_from_env
@@ -90,8 +90,12 @@ def create_app(
     app.state.api_keys = options.api_keys
     app.state.admin_keys = options.admin_keys
     install_error_handlers(app)
-    # Added first, so it runs inside the request middleware: a 413 is logged and counted.
-    app.add_middleware(BodyLimitMiddleware, limits=BodyLimits.from_env())
+    limits = BodyLimits.from_env()
+    # Innermost: reads a JSON body only once the body limit has bounded it, and refuses
+    # bad strings and deep nesting before any route sees them.
+    app.add_middleware(JSONCheckMiddleware, max_depth=limits.depth)
+    # Added early, so it runs inside the request middleware: a 413 is logged and counted.
+    app.add_middleware(BodyLimitMiddleware, limits=limits)
     rate_limit = rate_limit_from_env()
     if rate_limit is not None:
         # Inside the request middleware: a 429 is logged and counted like any answer.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Any
 
@@ -10,7 +11,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from citewise.errors import CitewiseError, ConfigurationError, KnowledgeBaseError, ModelError
+from citewise.errors import (
+    CitewiseError,
+    ConfigurationError,
+    KnowledgeBaseError,
+    ModelError,
+    StorageError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +31,10 @@ _TYPES = {
     413: "invalid_request_error",
     502: "api_error",
     503: "api_error",
+    507: "api_error",
 }
+# What a full disk (or a file-size or quota limit) looks like to a write.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 class APIError(Exception):
@@ -63,11 +73,24 @@ def error_body(
 
 def from_citewise_error(error: CitewiseError, *, param: str | None = None) -> APIError:
     """The API error for one of citewise's own errors (a setting, a KB, the chat model)."""
+    if isinstance(error, StorageError):
+        # The server's disk, not the request: 507 Insufficient Storage, nothing was written.
+        return APIError(507, str(error), code="storage_full")
     if isinstance(error, ConfigurationError | KnowledgeBaseError):
         return APIError(400, str(error), param=param, code="invalid_value")
     if isinstance(error, ModelError):
         return APIError(502, str(error), code="model_error")
     return APIError(500, str(error), code="server_error")
+
+
+def storage_full(error: OSError) -> APIError:
+    """507 for a write the server's disk refused (full, over a quota or a file-size limit)."""
+    reason = error.strerror or "the disk is full"
+    return APIError(
+        507,
+        f"the server could not write its files ({reason}); nothing was changed",
+        code="storage_full",
+    )
 
 
 def validation_error(error: RequestValidationError) -> APIError:
@@ -102,6 +125,13 @@ def install_error_handlers(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
         return APIError(error.status_code, message, code=code).response()
 
+    async def os_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, OSError)
+        if error.errno in _FULL:
+            log.error("%s %s: %s", request.method, request.url.path, error)
+            return storage_full(error).response()
+        return await unexpected(request, error)
+
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return APIError(500, "internal server error", code="server_error").response()
@@ -110,4 +140,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(CitewiseError, citewise_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(OSError, os_error)
     app.add_exception_handler(Exception, unexpected)

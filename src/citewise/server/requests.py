@@ -17,6 +17,7 @@ from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb import ALL_SCOPE, KnowledgeBase, SearchOptions
 from citewise.options import translate_legacy
 from citewise.server.errors import APIError
+from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -158,12 +159,15 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     raw, param = metadata.get(key), f"metadata.{key}"
     if raw is None or not raw.strip():
         return ClientSettings()
+    # A JSON document inside a string: its nesting and strings are checked as the body's.
+    check_json_text(raw, param)
     try:
         values = json.loads(raw)
     except ValueError as error:
         raise APIError(400, f"{param} is not valid JSON: {error}", param=param) from None
     if not isinstance(values, dict):
         raise APIError(400, f"{param} must be a JSON object", param=param)
+    check_json_value(values, param)
     kb = values.pop(KB_SETTING, None)
     if kb is not None and not (isinstance(kb, str) and kb):
         raise _invalid(KB_SETTING, "must be the name of a knowledge base", key)
