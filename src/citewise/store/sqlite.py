@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import stat
 import threading
@@ -114,14 +113,20 @@ class SQLiteStore:
         folder = sqlite_generations.new_folder(self.root, kb)
         staging = SQLiteStore(folder, ann_threshold=0)
         db = staging._path(kb)
+        existed = self.exists(kb)
         try:
-            yield staging.create(kb, meta)
+            try:
+                handle = staging.create(kb, meta)
+            except StorageError as error:
+                kept = "what was stored before is intact" if existed else "nothing was left behind"
+                raise StorageError(f"{error}; {kept}") from error
+            yield handle
             staging.close()
             sqlite_generations.finish(sqlite3.connect(db, isolation_level=None), db, kb)
             sqlite_generations.switch(self.root, kb, path, db)
         except BaseException:
             staging.close()
-            shutil.rmtree(folder, ignore_errors=True)
+            sqlite_generations.discard(self.root, kb, folder)
             raise
         self._close_kb(kb)
 
@@ -203,12 +208,20 @@ class SQLiteStore:
             check_same_thread=False,
         )
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA synchronous=NORMAL")
         try:
+            conn.execute("PRAGMA synchronous=NORMAL")
             _check_schema(conn, kb)
         except KnowledgeBaseError:
             conn.close()
             raise
+        except sqlite3.Error as error:
+            conn.close()
+            if not is_storage_failure(error):
+                raise
+            # Opening a WAL file writes its shared-memory index beside it.
+            raise StorageError(
+                f"knowledge base {kb!r} cannot be opened ({error}: is the disk full?)"
+            ) from error
         sqlite_keyword.install(conn, kb, _record_schema_version)
         with self._lock:
             self._conns[key] = (conn, file_id, opened)

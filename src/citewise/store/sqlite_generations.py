@@ -25,7 +25,7 @@ from pathlib import Path
 from citewise.errors import StorageError
 from citewise.store import ann
 
-__all__ = ["GENERATIONS", "finish", "new_folder", "remove_all", "remove_stale", "switch"]
+__all__ = ["GENERATIONS", "discard", "finish", "new_folder", "remove_all", "remove_stale", "switch"]
 
 # The folder (under the store's root) holding every rebuilt knowledge base's files.
 GENERATIONS = ".generations"
@@ -64,6 +64,16 @@ def remove_stale(root: Path, kb: str, path: Path) -> None:
     for child in folder.iterdir():
         if child != keep:
             shutil.rmtree(child, ignore_errors=True)
+
+
+def discard(root: Path, kb: str, folder: Path) -> None:
+    """Delete an unfinished generation, and the folders holding it if it was the only one."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for empty in (_folder(root, kb), root / GENERATIONS):
+        try:
+            empty.rmdir()
+        except OSError:  # not empty (or gone): leave it
+            return
 
 
 def remove_all(root: Path, kb: str) -> None:
