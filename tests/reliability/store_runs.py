@@ -128,5 +128,5 @@ class StoreWatch:
         while not self.started():
             if time.monotonic() > deadline:
                 raise AssertionError(f"no write to {self.folder} within {timeout}s")
-            time.sleep(0.002)
+            time.sleep(0.005)
         return time.monotonic()

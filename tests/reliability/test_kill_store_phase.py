@@ -224,7 +224,7 @@ class RowWatch:
             while self._rows() == self.before:
                 if time.monotonic() > deadline:
                     raise AssertionError(f"no new rows within {timeout}s")
-                time.sleep(0.002)
+                time.sleep(0.005)
             return time.monotonic()
         finally:
             self._conn.close()
