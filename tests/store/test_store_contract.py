@@ -590,3 +590,57 @@ def test_an_identifier_in_the_query_ranks_the_chunks_holding_it_first(kb: KBStor
     ]
     kb.apply(removed_doc_ids=["i0"])
     assert "i0" not in {c.doc_id for c, _ in kb.keyword("LGOS_OPENAI_API_PREFIX", 10)}
+
+
+# -- rebuild: the new knowledge base built beside the old one, switched in whole ----------------
+
+NEW = [update("fresh", ["Telemetry is fresh", "Rebuilt from scratch"])]
+NEW_IDS = {c.chunk_id for u in NEW for c in u.chunks}
+
+
+def test_a_rebuild_replaces_the_whole_knowledge_base_in_one_step(
+    store: Store, filled: KBStore
+) -> None:
+    reader = store.open("kb")
+    with store.rebuild("kb", {"embedder": "other"}) as new:
+        new.apply(NEW, meta={"site_url": "https://new.example"})
+        # Until the block ends, everyone sees the old knowledge base, whole.
+        assert_base_intact(reader)
+        assert store.names() == ["kb"]
+    assert store.names() == ["kb"]
+    for handle in (reader, store.open("kb")):
+        assert [d.doc_id for d in handle.documents()] == ["fresh"]
+        assert handle.chunk_ids() == NEW_IDS
+        assert dense_ids(handle) == NEW_IDS
+        assert keyword_texts(handle, "telemetry") == {"Telemetry is fresh"}
+        assert keyword_texts(handle, "rotate") == set()
+        assert handle.meta() == {"embedder": "other", "site_url": "https://new.example"}
+
+
+def test_a_failed_rebuild_leaves_the_old_knowledge_base_and_nothing_else(
+    store: Store, filled: KBStore
+) -> None:
+    with pytest.raises(RuntimeError), store.rebuild("kb") as new:
+        new.apply(NEW)
+        raise RuntimeError("the build failed")
+    assert store.names() == ["kb"]
+    assert_base_intact(store.open("kb"))
+    # The next rebuild works (nothing of the failed one is in its way).
+    with store.rebuild("kb") as new:
+        new.apply(NEW)
+    assert store.open("kb").chunk_ids() == NEW_IDS
+    assert store.names() == ["kb"]
+
+
+def test_a_rebuild_creates_a_missing_knowledge_base_only_when_it_completes(store: Store) -> None:
+    with pytest.raises(RuntimeError), store.rebuild("made") as new:
+        new.apply(NEW)
+        raise RuntimeError("the build failed")
+    assert store.names() == [] and not store.exists("made")
+    with store.rebuild("made", {"embedder": "x"}) as new:
+        new.apply(NEW)
+        assert not store.exists("made")
+    assert store.names() == ["made"]
+    assert store.open("made").chunk_ids() == NEW_IDS
+    store.drop("made")
+    assert store.names() == []

@@ -46,6 +46,7 @@ class EmbeddingCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._write_failed = False
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -91,7 +92,10 @@ class EmbeddingCache:
                 self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
         except sqlite3.OperationalError as error:
             # A cache: a full disk costs the next run some re-embedding, never this one.
-            log.warning("embedding cache not updated (%s): %s", self.path, error)
+            # Said once: one line per batch would bury the error that follows it.
+            if not self._write_failed:
+                log.warning("embedding cache not updated (%s): %s", self.path, error)
+            self._write_failed = True
 
     def count(self, model_id: str | None = None) -> int:
         with self._lock:

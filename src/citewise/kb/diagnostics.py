@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import logging
 import math
 import os
 import threading
@@ -41,6 +42,8 @@ __all__ = [
     "DiagnosticsHistory",
     "digest",
 ]
+
+log = logging.getLogger(__name__)
 
 HISTORY_FILE = "diagnostics.json"
 MAX_EVENTS = 100
@@ -121,6 +124,7 @@ class DiagnosticsHistory:
         self._lock = threading.Lock()
         self._pending: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
+        self._unsaved = False
 
     @classmethod
     def of(cls, settings: Settings) -> DiagnosticsHistory:
@@ -131,8 +135,18 @@ class DiagnosticsHistory:
             history = cls._shared.get(path)
             if history is None:
                 history = cls._shared[path] = cls(path)
-                atexit.register(history.flush)
+                atexit.register(history._flush_at_exit)
             return history
+
+    def _flush_at_exit(self) -> None:
+        # A full disk (while observing, or at exit) costs diagnostics, never a traceback
+        # around the command's own one-line error; said once.
+        try:
+            self.flush()
+        except OSError as error:
+            if not self._unsaved:
+                log.warning("diagnostics not saved (%s): %s", self.path, error.strerror)
+            self._unsaved = True
 
     # -- recording -------------------------------------------------------------------------
 
@@ -146,7 +160,7 @@ class DiagnosticsHistory:
             self._pending.append(entry)
             due = time.monotonic() - self._flushed >= FLUSH_SECONDS
         if due:
-            self.flush()
+            self._flush_at_exit()
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Keep ``entry`` and write the file now."""

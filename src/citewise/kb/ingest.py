@@ -7,6 +7,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -332,7 +333,7 @@ class _Pending:
 
 def ingest(
     handle: KBStore | None,
-    create: Callable[[], KBStore],
+    create: Callable[[], AbstractContextManager[KBStore]],
     embedder: Embedder,
     items: Sequence[IngestItem],
     *,
@@ -351,8 +352,9 @@ def ingest(
     Unchanged items (same fingerprint) are skipped; changed ones re-embed only chunks whose
     ids are not stored. With ``remove_missing``, stored documents absent from ``items`` are
     deleted (a folder re-index); else they stay (uploads). Nothing is written until every
-    item is parsed and embedded; then one transaction applies the change with ``meta``
-    (``create`` makes the knowledge base first if needed), so a failure leaves it as it was.
+    item is parsed and embedded; then one transaction applies the change with ``meta``, so a
+    failure leaves it as it was. Without a ``handle``, ``create`` gives the new knowledge
+    base to write, switched in whole when its block ends (``Store.rebuild``).
     The caller holds the knowledge base's write lock. The ``scopes`` meta key lists the
     scopes in use. ``home`` (the installation's) bounds the parses of every process on it
     together (see :class:`citewise.parsing.slots.ParseSlots`).
@@ -388,10 +390,16 @@ def ingest(
         "scopes": " ".join(sorted(names)),
         **meta,
     }
-    target = handle if handle is not None else create()
     with telemetry.stage("store"):
-        target.apply(updates, report.removed, meta=new_meta)
-    report.chunks = len(target.chunk_ids())
+        if handle is not None:
+            handle.apply(updates, report.removed, meta=new_meta)
+            report.chunks = len(handle.chunk_ids())
+        else:
+            # Built beside whatever is there and switched in whole: a failure or a kill
+            # leaves nothing half-made.
+            with create() as target:
+                target.apply(updates, report.removed, meta=new_meta)
+                report.chunks = len(target.chunk_ids())
     report.seconds = time.perf_counter() - started
     return report
 

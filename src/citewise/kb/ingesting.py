@@ -6,7 +6,8 @@ Each runs under the knowledge base's write lock and ends in the one pipeline of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from citewise.sources.layout import docs_tree
 from citewise.sources.nav import ScopeRule, folder_api_reference
 from citewise.sources.scopes import folder_scopes
 from citewise.sources.upload import read_files
-from citewise.store import KBStore
+from citewise.store import KBStore, Store
 from citewise.strategies import StrategyWindows
 
 if TYPE_CHECKING:
@@ -202,16 +203,13 @@ def _ingest(
     store = kb.library.store
     embedder_name = kb.settings.embedder if rebuild else kb.embedder_name
     embedder = kb._embedder or kb.library.embedder(embedder_name)
-    create: Callable[[], KBStore] = lambda: store.create(kb.name)  # noqa: E731
-    if rebuild:
-        # Called only once every item is parsed and embedded: a failed rebuild keeps
-        # the old index. The knowledge base keeps its own settings (strategy, defaults).
-        kept = {**config.to_meta(), META_EMBEDDER: embedder_name} if config else {}
+    # The knowledge base keeps its own settings (strategy, defaults) through a rebuild.
+    kept = {**config.to_meta(), META_EMBEDDER: embedder_name} if rebuild and config else {}
 
-        def create() -> KBStore:
-            if store.exists(kb.name):
-                store.drop(kb.name)
-            return store.create(kb.name, kept)
+    def create() -> AbstractContextManager[KBStore]:
+        # Called only once every item is parsed and embedded: the new index is built beside
+        # the old one and switched in whole, so a failed or killed rebuild keeps the old one.
+        return _rebuilding(store, kb.name, kept)
 
     with telemetry.operation("ingest", kb=kb.name) as op:
         report = ingest(
@@ -232,6 +230,19 @@ def _ingest(
                removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
     report.failures = list(windows.failures) if windows is not None else []
     return report
+
+
+@contextmanager
+def _rebuilding(store: Store, name: str, meta: Mapping[str, str]) -> Iterator[KBStore]:
+    """``store.rebuild``; a plugin engine without it drops and re-creates (not atomic)."""
+    rebuild = getattr(store, "rebuild", None)
+    if rebuild is not None:
+        with rebuild(name, meta) as handle:
+            yield handle
+        return
+    if store.exists(name):
+        store.drop(name)
+    yield store.create(name, meta)
 
 
 def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:

@@ -242,9 +242,14 @@ def _read_tag(db: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     # The tag describes this very file (a concurrent writer may have replaced one of the two).
-    if not isinstance(tag, dict) or tag.get("inode") != st.st_ino or tag.get("size") != st.st_size:
+    if not isinstance(tag, dict) or tag.get("file") != _identity(st):
         return {}
     return tag
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    """What tells one saved index file from another (a freed inode can be reused)."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def _new_index(dim: int) -> Any:
@@ -312,9 +317,11 @@ def _save(db: Path, index: Any, generation: str) -> bool:
     tag_tmp = tmp.with_suffix(".json")
     try:
         index.save(str(tmp))
+        # The file is described before it is renamed into place (a rename keeps its inode):
+        # described after, it might be another process's file renamed over it meanwhile,
+        # tagged then with this process's generation.
+        tag = {"generation": generation, "file": _identity(tmp.stat())}
         os.replace(tmp, path)
-        st = path.stat()
-        tag = {"generation": generation, "inode": st.st_ino, "size": st.st_size}
         tag_tmp.write_text(json.dumps(tag))
         os.replace(tag_tmp, _tag_path(db))
         return True

@@ -130,6 +130,19 @@ class Store(Protocol):
         """
         ...
 
+    def rebuild(
+        self, kb: str, meta: Mapping[str, str] | None = None
+    ) -> AbstractContextManager[KBStore]:
+        """A new, empty ``kb`` holding ``meta``, built beside the current one (if any).
+
+        Written through the handle the block gives; when the block ends without an error the
+        new knowledge base takes the current one's place in one step, so readers see the old
+        one or the new one, never neither and never a part. An error (or a kill) before that
+        leaves the current one as it was, and nothing of the new one behind. The caller holds
+        ``write_lock(kb)``.
+        """
+        ...
+
     def exists(self, kb: str) -> bool:
         """Whether ``kb`` exists (a question, not a check: never raises KnowledgeBaseError)."""
         ...

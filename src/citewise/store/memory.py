@@ -202,6 +202,16 @@ class MemoryStore:
             handle.apply(meta=meta)
         return handle
 
+    @contextmanager
+    def rebuild(self, kb: str, meta: Mapping[str, str] | None = None) -> Iterator[MemoryKB]:
+        """A new ``kb`` built in a store of its own; its state replaces the current one's
+        once the block ends without an error."""
+        check_name(kb)
+        staging = MemoryStore()
+        yield staging.create(kb, meta)
+        with self._lock:
+            self._kbs[kb] = staging._kbs[kb]
+
     def exists(self, kb: str) -> bool:
         return check_name(kb) in self._kbs
 

@@ -44,6 +44,11 @@ __all__ = ["PostgresKB", "PostgresStore", "from_url"]
 
 Conn = psycopg.Connection[Any]
 
+# Row names of a rebuild's new knowledge base and of the one it replaced, until it is deleted;
+# a knowledge base's own name never starts with a dot (check_name), so they cannot clash.
+_STAGING = ".rebuild."
+_REPLACED = ".replaced."
+
 
 def from_url(url: str, home: Path) -> PostgresStore:
     """The store a ``postgresql://`` (or ``postgres://``) URL names; ``home`` is unused."""
@@ -136,6 +141,48 @@ class PostgresStore:
             handle.apply(meta=meta)
         return handle
 
+    @contextmanager
+    def rebuild(self, kb: str, meta: Mapping[str, str] | None = None) -> Iterator[PostgresKB]:
+        """A new, empty ``kb`` in a row of its own (a hidden name) beside the current one; when
+        the block ends without an error one transaction renames the current row away and the
+        new one into place, then the replaced rows are deleted. Readers read in one snapshot
+        (``_read``), so they see the old knowledge base or the new, never neither. The caller
+        holds ``write_lock(kb)``."""
+        check_meta(meta)
+        name = check_name(kb)
+        self._delete_hidden(name)  # what a killed rebuild left
+        with self._conn() as conn:
+            conn.execute("INSERT INTO kbs (name) VALUES (%s)", (_STAGING + name,))
+        try:
+            handle = PostgresKB(self, _STAGING + name)
+            if meta:
+                handle.apply(meta=meta)
+            yield handle
+            with self._conn() as conn, conn.transaction():
+                conn.execute("UPDATE kbs SET name = %s WHERE name = %s", (_REPLACED + name, name))
+                conn.execute("UPDATE kbs SET name = %s WHERE name = %s", (name, _STAGING + name))
+        finally:
+            self._delete_hidden(name)
+
+    def _delete_hidden(self, name: str) -> None:
+        """Delete the rows of a rebuild of ``name`` (the new one unfinished, the old replaced)."""
+        with self._conn() as conn:
+            with conn.transaction():
+                ids = [
+                    row[0]
+                    for row in conn.execute(
+                        "DELETE FROM kbs WHERE name = ANY(%s) RETURNING kb_id",
+                        ([_STAGING + name, _REPLACED + name],),
+                    )
+                ]
+                conn.execute("DELETE FROM postings WHERE kb_id = ANY(%s)", (ids,))
+            for kb_id in ids:
+                # Outside the transaction: CONCURRENTLY waits for readers instead of blocking
+                # every search of the windows table meanwhile.
+                conn.execute(
+                    sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_hnsw_name(kb_id))
+                )
+
     def exists(self, kb: str) -> bool:
         with self._conn() as conn:
             row = conn.execute("SELECT 1 FROM kbs WHERE name = %s", (check_name(kb),)).fetchone()
@@ -143,7 +190,12 @@ class PostgresStore:
 
     def names(self) -> list[str]:
         with self._conn() as conn:
-            return [r[0] for r in conn.execute("SELECT name FROM kbs ORDER BY name")]
+            return [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM kbs WHERE left(name, 1) <> '.' ORDER BY name"
+                )
+            ]
 
     def drop(self, kb: str) -> None:
         with self._conn() as conn, conn.transaction():
@@ -200,6 +252,14 @@ class PostgresStore:
         with self._pool.connection() as conn:
             yield conn
 
+    @contextmanager
+    def _read(self) -> Iterator[Conn]:
+        """A connection in a read-only snapshot: a search looks its knowledge base up and
+        reads its rows in the same state, even while a rebuild switches it."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
     def _maybe_build_hnsw(self, kb: str) -> None:
         """Index a knowledge base that has grown past the threshold (after the write).
 
@@ -253,7 +313,7 @@ class PostgresKB:
         self, vector: Vectors, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             info = self.store._kb_row(conn, self.name)
             if k <= 0 or info["dim"] is None or info["n_chunks"] == 0:
                 return []
@@ -309,7 +369,7 @@ class PostgresKB:
         self, text: str, k: int, filter: SearchFilter | None = None
     ) -> list[tuple[Chunk, float]]:
         found = keyword_params(text)
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             info = self.store._kb_row(conn, self.name)
             if found is None or k <= 0 or info["n_chunks"] == 0:
                 return []
@@ -320,7 +380,7 @@ class PostgresKB:
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             rows = conn.execute(
                 f"SELECT {C_COLUMNS} FROM chunks c WHERE c.kb_id = %s AND c.chunk_id = ANY(%s)",
@@ -331,7 +391,7 @@ class PostgresKB:
 
     def neighbours(self, chunk_id: str, n: int) -> list[Chunk]:
         n = max(n, 0)
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             rows = conn.execute(
                 f"""WITH me AS (
@@ -350,7 +410,7 @@ class PostgresKB:
         return [row_to_chunk(r) for r in rows]
 
     def documents(self) -> list[Document]:
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             rows = conn.execute(
                 "SELECT doc_id, title, url, page, content_hash, scope FROM documents "
@@ -360,7 +420,7 @@ class PostgresKB:
         return [Document(*row) for row in rows]
 
     def chunk_ids(self) -> set[str]:
-        with self.store._conn() as conn:
+        with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             return {
                 r[0] for r in conn.execute("SELECT chunk_id FROM chunks WHERE kb_id = %s", (kb_id,))

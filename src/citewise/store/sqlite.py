@@ -16,7 +16,7 @@ import numpy as np
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError, StorageError
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import ann, sqlite_keyword
+from citewise.store import ann, sqlite_generations, sqlite_keyword
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.columns import chunk_values
@@ -76,8 +76,9 @@ class SQLiteStore:
     def __init__(self, root: Path, *, ann_threshold: int | None = None) -> None:
         self.root = Path(root)
         self._lock = threading.Lock()
-        # (thread, kb) → the connection and the (device, inode) of the file it opened.
-        self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int]]] = {}
+        # (thread, kb) → the connection, the (device, inode) of the file it opened and that
+        # file's real path (a rebuilt knowledge base is a link to its generation's file).
+        self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int], Path]] = {}
         self._dense: dict[str, DenseIndex | ann.AnnIndex] = {}
         # Windows from which dense search goes through the ANN index (0: never).
         self.ann_threshold = ann.ann_threshold() if ann_threshold is None else ann_threshold
@@ -101,6 +102,34 @@ class SQLiteStore:
             handle.apply(meta=meta)
         return handle
 
+    @contextmanager
+    def rebuild(self, kb: str, meta: Mapping[str, str] | None = None) -> Iterator[SQLiteKB]:
+        """A new, empty ``kb`` in a file of its own beside the current one (if any); when the
+        block ends without an error, the finished file takes the current one's place in one
+        rename (see ``store/sqlite_generations.py``). The caller holds ``write_lock(kb)``."""
+        check_meta(meta)
+        path = self._path(kb)
+        sqlite_generations.remove_stale(self.root, kb, path)
+        folder = sqlite_generations.new_folder(self.root, kb)
+        staging = SQLiteStore(folder, ann_threshold=0)
+        db = staging._path(kb)
+        existed = self.exists(kb)
+        try:
+            try:
+                handle = staging.create(kb, meta)
+            except StorageError as error:
+                kept = "what was stored before is intact" if existed else "nothing was left behind"
+                raise StorageError(f"{error}; {kept}") from error
+            yield handle
+            staging.close()
+            sqlite_generations.finish(sqlite3.connect(db, isolation_level=None), db, kb)
+            sqlite_generations.switch(self.root, kb, path, db)
+        except BaseException:
+            staging.close()
+            sqlite_generations.discard(self.root, kb, folder)
+            raise
+        self._close_kb(kb)
+
     def exists(self, kb: str) -> bool:
         return self._path(kb).is_file()
 
@@ -119,6 +148,7 @@ class SQLiteStore:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         ann.remove_files(path)
+        sqlite_generations.remove_all(self.root, kb)
 
     def write_lock(self, kb: str) -> AbstractContextManager[None]:
         return kb_write_lock(self.root, check_name(kb))
@@ -128,7 +158,7 @@ class SQLiteStore:
         with self._lock:
             conns, self._conns = list(self._conns.values()), {}
             self._dense.clear()
-        for conn, _ in conns:
+        for conn, _, _ in conns:
             conn.close()
 
     # -- connections and transactions ------------------------------------------------------
@@ -169,23 +199,32 @@ class SQLiteStore:
             raise self._unknown(kb)
         # mode=rw: opening must never create an empty file for a mistyped name.
         # check_same_thread=False only so close() can close it from another thread.
+        opened = path.resolve()
         conn = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=rw",
+            f"{opened.as_uri()}?mode=rw",
             uri=True,
             isolation_level=None,
             timeout=30.0,
             check_same_thread=False,
         )
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA synchronous=NORMAL")
         try:
+            conn.execute("PRAGMA synchronous=NORMAL")
             _check_schema(conn, kb)
         except KnowledgeBaseError:
             conn.close()
             raise
+        except sqlite3.Error as error:
+            conn.close()
+            if not is_storage_failure(error):
+                raise
+            # Opening a WAL file writes its shared-memory index beside it.
+            raise StorageError(
+                f"knowledge base {kb!r} cannot be opened ({error}: is the disk full?)"
+            ) from error
         sqlite_keyword.install(conn, kb, _record_schema_version)
         with self._lock:
-            self._conns[key] = (conn, file_id)
+            self._conns[key] = (conn, file_id, opened)
         return conn
 
     @contextmanager
@@ -318,10 +357,10 @@ class SQLiteStore:
     def _ann_index(self, kb: str, conn: sqlite3.Connection, gen: str) -> ann.AnnIndex | None:
         if not self.ann_threshold:
             return None
+        # The index lives beside the file this connection reads (each generation has its own).
+        opened = self._conns[(threading.get_ident(), kb)][2]
         with self._ann_lock:
-            return ann.open_if_large(
-                self._path(kb), conn, gen, self.ann_threshold, lambda: self._conn(kb)
-            )
+            return ann.open_if_large(opened, conn, gen, self.ann_threshold, lambda: self._conn(kb))
 
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:
