@@ -136,11 +136,13 @@ def assemble_sections(
     version: str | None,
     scope: str = "",
     fallback_title: str | None = None,
+    slug_missing: bool = True,
 ) -> list[Section]:
     """Turn headings and their blocks into sections, with the Markdown parser's conventions.
 
     Own anchors are reserved first, other headings get unique ``slugify`` anchors in document
-    order; the first top-level heading (level 0 or 1) is the page title and its URL is the bare
+    order (with ``slug_missing`` false they get none: the bare page URL, for formats whose
+    published pages have no ids the parser could know); the first top-level heading (level 0 or 1) is the page title and its URL is the bare
     page URL; heading paths follow the heading levels and start with the page title. Text
     before the first heading joins that heading when it is the page title, and otherwise is a
     section of its own titled after the page (``fallback_title`` or the file name).
@@ -149,7 +151,9 @@ def assemble_sections(
     url = site_base(site_url, version) + page
     headings = [part.heading for part in parts if part.heading is not None]
     used = UsedAnchors(h.anchor for h in headings if h.anchor)
-    anchors = [h.anchor or unique(slugify(h.title), used) for h in headings]
+    anchors = [
+        h.anchor or (unique(slugify(h.title), used) if slug_missing else "") for h in headings
+    ]
     top = next((i for i, h in enumerate(headings) if h.level <= 1), None)
     page_title = headings[top].title if top is not None else None
     page_title = page_title or fallback_title or title_from_name(doc_id)

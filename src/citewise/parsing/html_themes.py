@@ -1,0 +1,378 @@
+"""Docs-site generators recognised from a built page: their main content, chrome and navigation.
+
+Each theme is known by what its pages carry (a ``<meta name="generator">``, the classes and ids
+of its layout); its entry says where the page's content is, which elements inside it are site
+chrome (edit links, prev/next, breadcrumbs, in-page TOCs) and where its navigation is. Nothing
+here is specific to one site: the selectors are the themes' own markup.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
+    from bs4.element import Tag
+
+__all__ = ["GENERIC", "THEMES", "Theme", "content_root", "nav_scope", "recognise"]
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Never content: code, media and interactive chrome.
+_DROPPED = frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
+            "canvas", "form", "button", "select", "input", "textarea", "nav", "aside", "head",
+            "dialog"})  # fmt: skip
+_BOILERPLATE_ROLES = ("navigation", "banner", "contentinfo", "search", "complementary")
+# Chrome every theme puts inside or beside its content (class names the generators share).
+_COMMON_CHROME = (
+    "a[rel=edit]", ".edit-this-page",
+    ".editthispage", ".view-this-page", ".edit-link", ".breadcrumbs", ".breadcrumb",
+    "[aria-label=breadcrumbs]", ".skip-link", ".visually-hidden", ".sr-only",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Theme:
+    """A generator's layout: how to know it, its content container, chrome and navigation.
+
+    ``generator`` matches the ``<meta name="generator">`` content (lower case, a prefix);
+    ``markers`` are selectors only its pages match. ``content`` selectors are tried in order,
+    the first match is the page's content. ``nav`` finds the site navigation (scopes).
+    """
+
+    name: str
+    generator: tuple[str, ...]
+    markers: tuple[str, ...]
+    content: tuple[str, ...]
+    chrome: tuple[str, ...] = ()
+    nav: tuple[str, ...] = ()
+
+
+THEMES: tuple[Theme, ...] = (
+    Theme(
+        "mkdocs-material",
+        ("mkdocs-material", "zensical"),
+        ("article.md-content__inner", ".md-container"),
+        ("article.md-content__inner", ".md-content"),
+        (".md-content__button", ".md-source-file", ".md-feedback", ".md-top", ".md-path",
+         ".md-sidebar", ".md-nav", ".md-footer", ".md-dialog"),  # fmt: skip
+        ("nav.md-nav--primary", ".md-sidebar--primary .md-nav"),
+    ),
+    Theme(
+        "furo",
+        ("furo",),
+        (".sidebar-drawer", "#furo-main-content"),
+        ("article[role=main]", "#furo-main-content"),
+        (".toc-drawer", ".related-pages", ".bottom-of-page", ".content-icon-container",
+         ".theme-toggle-container", ".page-info"),  # fmt: skip
+        (".sidebar-tree",),
+    ),
+    Theme(
+        "pydata-sphinx-theme",
+        ("pydata-sphinx-theme", "sphinx-book-theme"),
+        (".bd-sidebar-primary", ".bd-article"),
+        ("article.bd-article", "main#main-content", ".bd-content"),
+        (".bd-sidebar-secondary", ".prev-next-area", ".prev-next-footer", ".header-article",
+         ".bd-footer-article", ".bd-header-article", ".bd-toc"),  # fmt: skip
+        (".bd-sidebar-primary .bd-links", "nav.bd-docs-nav", ".bd-sidebar-primary"),
+    ),
+    Theme(
+        "sphinx-rtd-theme",
+        ("sphinx_rtd_theme", "sphinx-rtd-theme"),
+        (".wy-nav-side", ".wy-nav-content"),
+        ("div[itemprop=articleBody]", "div[role=main]", ".wy-nav-content"),
+        (".rst-footer-buttons", ".wy-breadcrumbs", ".rst-versions"),
+        (".wy-menu-vertical",),
+    ),
+    Theme(
+        "docusaurus",
+        ("docusaurus",),
+        (".theme-doc-markdown", "#__docusaurus", ".docusaurus-mt-lg"),
+        (".theme-doc-markdown", "article .markdown", "article"),
+        (".theme-doc-footer", ".pagination-nav", ".theme-doc-toc-mobile",
+         ".theme-doc-breadcrumbs", ".theme-doc-version-badge", ".theme-edit-this-page",
+         ".theme-last-updated"),  # fmt: skip
+        (".theme-doc-sidebar-menu", "nav.menu"),
+    ),
+    Theme(
+        "vitepress",
+        ("vitepress",),
+        (".vp-doc", "#VPContent"),
+        (".vp-doc", "main"),
+        (".VPDocFooter", ".edit-info", ".prev-next", ".VPDocAside", ".VPDocOutlineDropdown",
+         "span.lang"),
+        ("#VPSidebarNav", ".VPSidebar nav", ".VPSidebar"),
+    ),
+    Theme(
+        # alabaster, the pallets theme, classic, nature, sphinxdoc: Sphinx's basic layout.
+        "sphinx-basic",
+        ("sphinx",),
+        ("div.sphinxsidebar", "div.documentwrapper", "div.bodywrapper"),
+        ("div.body[role=main]", "div.body", "div[role=main]"),
+        ("div.sphinxsidebar", "div.related", "div.footer"),
+        ("div.sphinxsidebar",),
+    ),
+    Theme(
+        "mkdocs",
+        ("mkdocs",),
+        ("div.col-md-9[role=main]",),
+        ("div[role=main]", "main"),
+        (".bs-sidebar",),
+        (".bs-sidebar", "nav.navbar"),
+    ),
+)
+# A page no theme claims: the page's own landmarks decide (see content_root).
+GENERIC = Theme("generic", (), (), ())
+
+
+def recognise(soup: BeautifulSoup) -> Theme:
+    """The theme that built the page: by its layout markers, then by its generator meta tag."""
+    meta = soup.find("meta", attrs={"name": "generator"})
+    generator = _attr(meta, "content").lower() if meta is not None else ""
+    found = select_all(soup, [m for theme in THEMES for m in theme.markers], first=True)
+    for theme in THEMES:
+        if any(found.get(marker) for marker in theme.markers):
+            return theme
+    for theme in THEMES:
+        if generator and any(word in generator for word in theme.generator):
+            return theme
+    return GENERIC
+
+
+def content_root(soup: BeautifulSoup, theme: Theme) -> Tag:
+    """Strip chrome from ``soup`` and return the element that holds the page's content.
+
+    The theme's content container when it has one on this page; otherwise a ``<main>``,
+    ``role=main`` or a single ``<article>``, else the body. Scripts, forms, ``nav``, ``aside``,
+    landmark roles, hidden elements and the theme's chrome go first.
+    """
+    from bs4.element import Tag
+
+    chrome = (*_COMMON_CHROME, *theme.chrome)
+    found = select_all(soup, [*theme.content, *chrome])
+    chosen = next((found[s][0] for s in theme.content if found.get(s)), None)
+    doomed = [tag for selector in chrome for tag in found.get(selector, ())]
+    for tag in soup.descendants:
+        if isinstance(tag, Tag) and (
+            tag.name in _DROPPED
+            or tag.get("hidden") is not None
+            or _attr(tag, "role").lower() in _BOILERPLATE_ROLES
+        ):
+            doomed.append(tag)
+    for tag in doomed:
+        if not tag.decomposed and tag is not chosen:
+            tag.decompose()
+    root = chosen
+    if root is None or root.decomposed:
+        articles = soup.find_all("article")
+        root = (
+            soup.find("main")
+            or soup.find(role="main")
+            or (articles[0] if len(articles) == 1 else None)
+        )
+    found = root is not None
+    root = root or soup.find("body") or soup
+    for tag in root.find_all(("header", "footer")):
+        if tag.decomposed:
+            continue
+        # An article's own header holds its title; a page header is site chrome.
+        if tag.name == "footer" or not found or tag.find(_HEADINGS) is None:
+            tag.decompose()
+    return root
+
+
+# --- the selectors: one pass over the page for all of them -----------------------------------
+
+_COMPOUND_RE = re.compile(r"^(?P<tag>[a-zA-Z][a-zA-Z0-9]*)?(?P<rest>(?:[.#][\w-]+|\[[\w-]+(?:=[\w-]+)?\])*)$")
+_PART_RE = re.compile(r"([.#])([\w-]+)|\[([\w-]+)(?:=([\w-]+))?\]")
+
+
+@dataclass(frozen=True)
+class _Compound:
+    tag: str
+    classes: frozenset[str]
+    ident: str
+    attrs: tuple[tuple[str, str | None], ...]
+
+    def matches(self, tag: Tag, classes: set[str]) -> bool:
+        if self.tag and tag.name != self.tag:
+            return False
+        if self.classes and not self.classes <= classes:
+            return False
+        if self.ident and _attr(tag, "id") != self.ident:
+            return False
+        for name, value in self.attrs:
+            if tag.get(name) is None or (value is not None and _attr(tag, name) != value):
+                return False
+        return True
+
+
+@functools.cache
+def _compile(selector: str) -> tuple[_Compound, ...]:
+    """A selector of compounds (``tag.class#id[attr=value]``) joined by descendant spaces:
+    the subset of CSS the theme table uses, matched without soupsieve's per-call cost."""
+    compounds = []
+    for text in selector.split():
+        match = _COMPOUND_RE.match(text)
+        if match is None:
+            raise ValueError(f"unsupported selector {selector!r}")
+        classes, ident, attrs = set(), "", []
+        for dot, name, attr, value in _PART_RE.findall(match["rest"]):
+            if dot == ".":
+                classes.add(name)
+            elif dot == "#":
+                ident = name
+            else:
+                attrs.append((attr, value or None))
+        compounds.append(_Compound(match["tag"] or "", frozenset(classes), ident, tuple(attrs)))
+    return tuple(compounds)
+
+
+def select_all(soup: Tag, selectors: list[str], *, first: bool = False) -> dict[str, list[Tag]]:
+    """The elements each selector matches, in document order (only the first with ``first``),
+    found in one walk of the page."""
+    from bs4.element import Tag
+
+    compiled = [(s, _compile(s)) for s in dict.fromkeys(selectors)]
+    found: dict[str, list[Tag]] = {}
+    for tag in soup.descendants:
+        if not isinstance(tag, Tag):
+            continue
+        classes = set(_attr(tag, "class").split())
+        for selector, compounds in compiled:
+            if first and selector in found:
+                continue
+            if not compounds[-1].matches(tag, classes):
+                continue
+            if len(compounds) > 1 and not _has_ancestors(tag, compounds[:-1]):
+                continue
+            found.setdefault(selector, []).append(tag)
+    return found
+
+
+def _has_ancestors(tag: Tag, compounds: tuple[_Compound, ...]) -> bool:
+    wanted = len(compounds) - 1
+    node = tag.parent
+    while node is not None and wanted >= 0:
+        if compounds[wanted].matches(node, set(_attr(node, "class").split())):
+            wanted -= 1
+        node = node.parent
+    return wanted < 0
+
+
+# --- scopes from the navigation -----------------------------------------------------------------
+
+_CURRENT_CLASSES = frozenset(
+    {"current", "current-page", "active", "is-active", "md-nav__link--active",
+     "menu__link--active", "md-nav__item--active"}  # fmt: skip
+)
+_MAIN_SCOPE = "library"
+
+
+def nav_scope(soup: BeautifulSoup, theme: Theme, page_url: str, site_url: str) -> str:
+    """The page's scope from the site navigation the page carries, ``""`` without one.
+
+    The page's entry in the navigation (its link, or the entry the theme marks current) sits
+    under a top-level entry: when that entry is a section (it holds a list of pages), the
+    scope is named after the one top-level folder all its pages share, else a slug of its
+    label, and the page is also in the main scope (``library``), as with a site config's nav
+    (``citewise.sources.nav``); a top-level page is in the main scope only.
+    """
+    found = select_all(soup, list(theme.nav), first=True)
+    nav = next((found[s][0] for s in theme.nav if found.get(s)), None)
+    if nav is None:
+        return ""
+    current = _current_link(nav, page_url)
+    if current is None:
+        return ""
+    top = _top_entry(nav, current)
+    if top is None:
+        return _MAIN_SCOPE
+    pages = [
+        _site_path(urljoin(page_url, _attr(link, "href")), site_url)
+        for link in top.find_all("a", href=True)
+    ]
+    if len(pages) < 2:
+        return _MAIN_SCOPE
+    folder = _common_folder([p for p in pages if p is not None])
+    label = _label(top)
+    name = _slug(folder or label)
+    return f"{name} {_MAIN_SCOPE}" if name and name != _MAIN_SCOPE else _MAIN_SCOPE
+
+
+def _current_link(nav: Tag, page_url: str) -> Tag | None:
+    page = page_url.split("#", 1)[0]
+    marked: Tag | None = None
+    for link in nav.find_all("a", href=True):
+        href = _attr(link, "href")
+        target = urljoin(page_url, href).split("#", 1)[0]
+        if target == page and not href.startswith("#"):
+            return link
+        classes = set(_attr(link, "class").split())
+        parent = link.parent
+        if parent is not None:
+            classes |= set(_attr(parent, "class").split())
+        if marked is None and classes & _CURRENT_CLASSES:
+            marked = link
+    return marked
+
+
+def _top_entry(nav: Tag, link: Tag) -> Tag | None:
+    """The top-level ``<li>`` holding ``link`` when it is a section (has a nested list)."""
+    items: list[Tag] = []
+    node = link.parent
+    while node is not None and node is not nav:
+        if node.name == "li":
+            items.append(node)
+        node = node.parent
+    if not items:
+        return None
+    top = items[-1]
+    return top if top.find(("ul", "ol")) is not None else None
+
+
+def _label(item: Tag) -> str:
+    """A nav entry's own label: its first link or label text, not its children's."""
+    from bs4.element import Tag
+
+    for child in item.children:
+        if isinstance(child, Tag) and child.name not in ("ul", "ol", "nav"):
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                return text
+    return ""
+
+
+def _site_path(url: str, site_url: str) -> str | None:
+    base = urlsplit(site_url)
+    target = urlsplit(url)
+    if (target.scheme, target.netloc) != (base.scheme, base.netloc):
+        return None
+    root = base.path if base.path.endswith("/") else posixpath.dirname(base.path) + "/"
+    if not target.path.startswith(root):
+        return None
+    return target.path[len(root) :]
+
+
+def _common_folder(pages: list[str]) -> str:
+    heads = {p.split("/", 1)[0] if "/" in p else "" for p in pages}
+    return heads.pop() if len(heads) == 1 else ""
+
+
+def _slug(value: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9_]+", "-", ascii_text.lower()).strip("-")
+
+
+def _attr(tag: Tag | None, name: str) -> str:
+    if tag is None:
+        return ""
+    value = tag.get(name)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else " ".join(value)
