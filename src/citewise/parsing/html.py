@@ -23,7 +23,9 @@ from citewise.parsing.common import (
 )
 from citewise.parsing.html_api import (
     is_object_description,
+    title_for,
     mkdocstrings_entry,
+    mkdocstrings_target,
     sphinx_entry,
 )
 from citewise.parsing.html_themes import content_root, nav_scope, recognise
@@ -103,10 +105,11 @@ def parse_html(
     if not scope and scope_from_nav:
         scope = nav_scope(soup, theme, page_url, site_url)
     root = content_root(soup, theme)
-    renderer = _Renderer(base, ids)
+    renderer = _Renderer(base, ids, modules=theme.sphinx)
     renderer.render(root)
     return assemble_sections(
         renderer.parts,
+        kept_anchors=renderer.api_anchors,
         doc_id=doc_id,
         site_url=site_url,
         version=version,
@@ -139,9 +142,12 @@ class _Renderer:
     """Walks the content in document order with an explicit stack, cutting it into parts at
     headings and API entries."""
 
-    def __init__(self, base: str, ids: frozenset[str]) -> None:
+    def __init__(self, base: str, ids: frozenset[str], *, modules: bool = False) -> None:
         self.base = base
         self.ids = ids
+        self.modules = modules  # Sphinx: ``module-x`` targets are module entries
+        self.pending_module = ""
+        self.api_anchors: set[str] = set()
         self.parts: list[Part] = [Part(None)]
         self.inline: list[str] = []
         self.last_id = ""  # the nearest id before the walk's position: anchorless headings
@@ -149,9 +155,11 @@ class _Renderer:
         self.api_depth = 0
         self.prefix = ""  # a label the next block starts with (admonition, definition term)
         self.blocky: set[int] = set()
+        self.sectioning: set[int] = set()
 
     def render(self, root: Tag) -> None:
-        self.blocky = _holding_blocks(root)
+        self.blocky = _holding(root, _BLOCKY)
+        self.sectioning = _holding(root, tuple(_HEADINGS))
         stack: list[tuple[Iterator[PageElement], Callable[[], None] | None]] = [
             (iter(list(root.children)), None)
         ]
@@ -182,11 +190,20 @@ class _Renderer:
         if not isinstance(child, Tag):
             return None
         name = child.name
+        own_id = _attr(child, "id")
+        if self.modules and own_id.startswith("module-") and own_id in self.ids:
+            self._flush()
+            self._module_target(child, own_id)
+        if name == "a" and own_id:
+            target = mkdocstrings_target(child)
+            if target is not None:
+                self._flush()
+                self._start_api(Heading(min(self.level + 1, 6), target.title, target.anchor), ())
+                return None
         if name in _INLINE and (name == "br" or id(child) not in self.blocky):
             self.inline.append(self._inline_piece(child))
             return None
         self._flush()
-        own_id = _attr(child, "id")
         if name in _HEADINGS:
             self._heading(child)
         elif own_id:
@@ -195,6 +212,8 @@ class _Renderer:
             return None
         if name == "pre":
             self._emit(_fenced(child))
+        elif name in ("ul", "ol") and id(child) in self.sectioning:
+            return self._sectioning_list(child)
         elif name in ("ul", "ol"):
             self._emit("\n".join(self._list(child)))
         elif name == "table":
@@ -216,6 +235,38 @@ class _Renderer:
 
     # --- headings and API entries --------------------------------------------------------
 
+    def _module_target(self, tag: Tag, anchor: str) -> None:
+        """Sphinx's ``.. module::`` target: an entry of its own, as the source parser makes
+        one; on a section that opens with its heading, after that heading (whose anchor it
+        then is, except for the page title, which is cited by the bare page URL)."""
+        from bs4.element import Tag
+
+        first = next(
+            (c for c in tag.children if isinstance(c, Tag) and (c.name != "span" or c.get_text())),
+            None,
+        )
+        if first is None and not tag.get_text().strip():
+            first = tag.find_next_sibling()  # an empty target: the element it stands before
+        if first is not None and first.name in _HEADINGS:
+            self.pending_module = anchor
+            return
+        self._start_module(anchor)
+
+    def _start_module(self, anchor: str) -> None:
+        name = anchor.removeprefix("module-")
+        level = min(self.level + 1, 6)
+        self._start_api(Heading(level, title_for("module", name, name), anchor), ())
+
+    def _sectioning_list(
+        self, node: Tag
+    ) -> tuple[Iterator[PageElement], Callable[[], None] | None]:
+        """A list whose items hold headings (mkdocstrings' parameter headings): walked as
+        blocks, each item a ``- `` block, so its headings are sections."""
+        from bs4.element import Tag
+
+        items = [c for c in node.children if isinstance(c, Tag) and c.name == "li"]
+        return iter(items), None
+
     def _seen(self, anchor: str) -> None:
         if anchor in self.ids:
             self.last_id = anchor
@@ -224,7 +275,7 @@ class _Renderer:
         entry = mkdocstrings_entry(tag, _text_of)
         if entry is not None:
             level = int(tag.name[1])
-            self._start(Heading(level, entry.title, entry.anchor), entry.blocks)
+            self._start_api(Heading(level, entry.title, entry.anchor), entry.blocks)
             return
         anchor = _own_anchor(tag, self.ids)
         title = " ".join(_text_of(tag, _is_permalink).split())
@@ -234,10 +285,18 @@ class _Renderer:
             return
         self.level = int(tag.name[1])
         self._start(Heading(self.level, title, anchor or self.last_id or None), ())
+        pending, self.pending_module = self.pending_module, ""
+        if pending and (self.level <= 1 or anchor != pending):
+            self._start_module(pending)
 
     def _start(self, heading: Heading, blocks: tuple[str, ...]) -> None:
         self._emit_prefix()
         self.parts.append(Part(heading, [b for b in blocks if b.strip()]))
+
+    def _start_api(self, heading: Heading, blocks: tuple[str, ...]) -> None:
+        if heading.anchor:
+            self.api_anchors.add(heading.anchor)
+        self._start(heading, blocks)
 
     def _object_description(
         self, dl: Tag
@@ -251,7 +310,7 @@ class _Renderer:
         self.api_depth += 1
         self._seen(entry.anchor)
         level = min(self.level + self.api_depth, 6)
-        self._start(Heading(level, entry.title, entry.anchor), entry.blocks)
+        self._start_api(Heading(level, entry.title, entry.anchor), entry.blocks)
 
         def leave() -> None:
             self.api_depth -= 1
@@ -406,11 +465,11 @@ class _Renderer:
         return rows
 
 
-def _holding_blocks(root: Tag) -> set[int]:
-    """The ids of the elements under ``root`` that hold a block element (found once, so an
-    inline element needs no search of its own subtree)."""
+def _holding(root: Tag, names: tuple[str, ...]) -> set[int]:
+    """The ids of the elements under ``root`` that hold an element named in ``names`` (found
+    once, so no element needs a search of its own subtree)."""
     holding: set[int] = set()
-    for block in root.find_all(_BLOCKY):
+    for block in root.find_all(names):
         parent = block.parent
         while parent is not None and id(parent) not in holding:
             holding.add(id(parent))

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bs4.element import Tag
 
-__all__ = ["ApiEntry", "mkdocstrings_entry", "sphinx_entry", "is_object_description"]
+__all__ = ["ApiEntry", "is_object_description", "mkdocstrings_entry", "mkdocstrings_target",
+           "sphinx_entry", "title_for"]
 
 _CALLABLE = frozenset({"function", "method", "classmethod", "staticmethod", "decorator",
                        "decoratormethod", "macro"})  # fmt: skip
@@ -84,15 +85,14 @@ def sphinx_entry(dl: Tag, text_of: TextOf) -> ApiEntry | None:
 def mkdocstrings_entry(heading: Tag, text_of: TextOf) -> ApiEntry | None:
     """The entry of an mkdocstrings heading (``h2.doc-heading`` with the object's path as id)."""
     anchor = _attr(heading, "id")
-    if not anchor or "doc-heading" not in _classes(heading):
-        return None
+    classes = _classes(heading)
+    if not anchor or "doc-heading" not in classes or "doc-heading-parameter" in classes:
+        return None  # a parameter's heading is a plain section at its own id
     holder = heading.find_parent(class_="doc-object")
     kind = "object"
     if holder is not None:
         kind = next((_MKDOCSTRINGS_KINDS[c] for c in _classes(holder) if c in _MKDOCSTRINGS_KINDS),
                     "object")  # fmt: skip
-    elif "doc-heading-parameter" in _classes(heading):
-        return None  # a parameter's heading: a plain section at its own id
     named = heading.find(class_="doc-object-name")
     name = text_of(named, _no_chrome) if named is not None else ""
     if not name:
@@ -101,6 +101,22 @@ def mkdocstrings_entry(heading: Tag, text_of: TextOf) -> ApiEntry | None:
     labels = [" ".join(label.get_text().split()) for label in heading.find_all(class_="doc-label")]
     blocks = (" ".join(f"`{label}`" for label in labels if label),) if labels else ()
     return ApiEntry(anchor, title_for(kind, name, anchor), blocks)
+
+
+def mkdocstrings_target(anchor_tag: Tag) -> ApiEntry | None:
+    """An object rendered without a heading (``show_root_heading: false``): mkdocstrings puts
+    an empty ``<a id="pkg.mod">`` first in its ``div.doc-object``."""
+    from bs4.element import Tag
+
+    anchor = _attr(anchor_tag, "id")
+    holder = anchor_tag.parent
+    if not anchor or not isinstance(holder, Tag) or "doc-object" not in _classes(holder):
+        return None
+    if anchor_tag.get_text().strip():
+        return None
+    kind = next((_MKDOCSTRINGS_KINDS[c] for c in _classes(holder) if c in _MKDOCSTRINGS_KINDS),
+                "object")  # fmt: skip
+    return ApiEntry(anchor, title_for(kind, anchor, anchor), ())
 
 
 def _no_chrome(tag: Tag) -> bool:

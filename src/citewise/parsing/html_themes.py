@@ -51,6 +51,8 @@ class Theme:
     content: tuple[str, ...]
     chrome: tuple[str, ...] = ()
     nav: tuple[str, ...] = ()
+    sphinx: bool = False  # built by Sphinx: its object and module targets are API entries
+    nav_item: str = "li"  # what one entry of its navigation tree is
 
 
 THEMES: tuple[Theme, ...] = (
@@ -71,6 +73,7 @@ THEMES: tuple[Theme, ...] = (
         (".toc-drawer", ".related-pages", ".bottom-of-page", ".content-icon-container",
          ".theme-toggle-container", ".page-info"),  # fmt: skip
         (".sidebar-tree",),
+        sphinx=True,
     ),
     Theme(
         "pydata-sphinx-theme",
@@ -80,6 +83,7 @@ THEMES: tuple[Theme, ...] = (
         (".bd-sidebar-secondary", ".prev-next-area", ".prev-next-footer", ".header-article",
          ".bd-footer-article", ".bd-header-article", ".bd-toc"),  # fmt: skip
         (".bd-sidebar-primary .bd-links", "nav.bd-docs-nav", ".bd-sidebar-primary"),
+        sphinx=True,
     ),
     Theme(
         "sphinx-rtd-theme",
@@ -88,6 +92,7 @@ THEMES: tuple[Theme, ...] = (
         ("div[itemprop=articleBody]", "div[role=main]", ".wy-nav-content"),
         (".rst-footer-buttons", ".wy-breadcrumbs", ".rst-versions"),
         (".wy-menu-vertical",),
+        sphinx=True,
     ),
     Theme(
         "docusaurus",
@@ -107,6 +112,7 @@ THEMES: tuple[Theme, ...] = (
         (".VPDocFooter", ".edit-info", ".prev-next", ".VPDocAside", ".VPDocOutlineDropdown",
          "span.lang"),
         ("#VPSidebarNav", ".VPSidebar nav", ".VPSidebar"),
+        nav_item=".VPSidebarItem",
     ),
     Theme(
         # alabaster, the pallets theme, classic, nature, sphinxdoc: Sphinx's basic layout.
@@ -116,6 +122,7 @@ THEMES: tuple[Theme, ...] = (
         ("div.body[role=main]", "div.body", "div[role=main]"),
         ("div.sphinxsidebar", "div.related", "div.footer"),
         ("div.sphinxsidebar",),
+        sphinx=True,
     ),
     Theme(
         "mkdocs",
@@ -290,7 +297,7 @@ def nav_scope(soup: BeautifulSoup, theme: Theme, page_url: str, site_url: str) -
     current = _current_link(nav, page_url)
     if current is None:
         return ""
-    top = _top_entry(nav, current)
+    top = _top_entry(nav, current, _compile(theme.nav_item)[-1])
     if top is None:
         return _MAIN_SCOPE
     pages = [
@@ -305,35 +312,46 @@ def nav_scope(soup: BeautifulSoup, theme: Theme, page_url: str, site_url: str) -
     return f"{name} {_MAIN_SCOPE}" if name and name != _MAIN_SCOPE else _MAIN_SCOPE
 
 
+def _same_page(url: str) -> str:
+    """A page URL in one form: no fragment, no ``index.html``, no ``.html`` (clean URLs)."""
+    url = url.split("#", 1)[0].split("?", 1)[0]
+    url = url.removesuffix("index.html").removesuffix(".html")
+    return url.rstrip("/")
+
+
 def _current_link(nav: Tag, page_url: str) -> Tag | None:
-    page = page_url.split("#", 1)[0]
+    page = _same_page(page_url)
     marked: Tag | None = None
     for link in nav.find_all("a", href=True):
         href = _attr(link, "href")
-        target = urljoin(page_url, href).split("#", 1)[0]
-        if target == page and not href.startswith("#"):
+        if not href.startswith("#") and _same_page(urljoin(page_url, href)) == page:
             return link
-        classes = set(_attr(link, "class").split())
-        parent = link.parent
-        if parent is not None:
-            classes |= set(_attr(parent, "class").split())
-        if marked is None and classes & _CURRENT_CLASSES:
-            marked = link
+        if marked is None:
+            classes = set(_attr(link, "class").split())
+            node, hops = link.parent, 0
+            while node is not None and hops < 3:  # the item marks it (li.current, .is-active)
+                classes |= set(_attr(node, "class").split())
+                node, hops = node.parent, hops + 1
+            if classes & _CURRENT_CLASSES and link.get("aria-current") != "false":
+                marked = link
     return marked
 
 
-def _top_entry(nav: Tag, link: Tag) -> Tag | None:
-    """The top-level ``<li>`` holding ``link`` when it is a section (has a nested list)."""
+def _top_entry(nav: Tag, link: Tag, item: _Compound) -> Tag | None:
+    """The top-level entry holding ``link`` when it is a section (holds other pages)."""
     items: list[Tag] = []
     node = link.parent
     while node is not None and node is not nav:
-        if node.name == "li":
+        if item.matches(node, set(_attr(node, "class").split())):
             items.append(node)
         node = node.parent
     if not items:
         return None
     top = items[-1]
-    return top if top.find(("ul", "ol")) is not None else None
+    # A section holds other pages; a page whose entry lists its own headings is no section.
+    pages = {_same_page(urljoin("http://x/", _attr(a, "href"))) for a in top.find_all("a", href=True)
+             if not _attr(a, "href").startswith("#")}  # fmt: skip
+    return top if len(pages) > 1 else None
 
 
 def _label(item: Tag) -> str:
@@ -346,6 +364,7 @@ def _label(item: Tag) -> str:
             if text:
                 return text
     return ""
+
 
 
 def _site_path(url: str, site_url: str) -> str | None:
