@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 from citewise.models import Section
 from citewise.parsing.html import page_ids, parse_html
-from citewise.parsing.html_themes import recognise
+from citewise.parsing.html_themes import index_page, recognise
 
 SITE = "https://docs.example/"
 
@@ -207,7 +207,7 @@ def assert_anchors_on_page(html: str, sections: list[Section]) -> None:
 
 def test_each_generator_is_recognised_from_its_markup() -> None:
     found = {
-        name: recognise(BeautifulSoup(html, "html.parser")).name
+        name: recognise(index_page(BeautifulSoup(html, "html.parser"))).name
         for name, html in (("material", MATERIAL), ("furo", FURO), ("rtd", RTD),
                            ("alabaster", ALABASTER), ("pydata", PYDATA),
                            ("docusaurus", DOCUSAURUS), ("vitepress", VITEPRESS))  # fmt: skip

@@ -28,7 +28,7 @@ from citewise.parsing.html_api import (
     mkdocstrings_target,
     sphinx_entry,
 )
-from citewise.parsing.html_themes import content_root, nav_scope, recognise
+from citewise.parsing.html_themes import Indexed, content_root, index_page, nav_scope, recognise
 
 if TYPE_CHECKING:
     from bs4.element import PageElement, Tag
@@ -43,7 +43,9 @@ _INLINE = frozenset(
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
 _BLOCKY = (*_HEADINGS, "p", "div", "pre", "ul", "ol", "table", "section", "article", "blockquote",
            "dl", "details", "figure")  # fmt: skip
-_PERMALINK_TEXT = frozenset({"", "¶", "§", "#", "🔗", "link", "¤"})
+_BLOCKY_SET = frozenset(_BLOCKY)
+_GLYPHS = frozenset({"¶", "§", "#", "🔗", "¤"})
+_PERMALINK_TEXT = _GLYPHS | {"", "link"}
 _PERMALINK_CLASSES = frozenset({"headerlink", "anchor", "permalink", "header-anchor", "hash-link"})
 _LANGUAGE_RE = re.compile(r"^(?:language|lang|highlight)-([\w+#.-]+)$")
 _NO_LANGUAGE = frozenset({"default", "none", "text", "plaintext", "nohighlight"})
@@ -93,18 +95,20 @@ def parse_html(
     from bs4 import BeautifulSoup  # here, not at the top: it adds 0.1 s to every CLI start
 
     soup = BeautifulSoup(text, "html.parser")
-    title_tag = soup.find("title")
+    tags = index_page(soup)
+    title_tag = next((t for t, _ in tags if t.name == "title"), None)
     page_title = " ".join(title_tag.get_text().split()) if title_tag else ""
     page_url = file_url(doc_id, site_url, version)
     base = page_url
-    base_tag = soup.find("base", href=True)
+    base_tag = next((t for t, _ in tags if t.name == "base" and t.get("href")), None)
     if base_tag is not None:
         base = urljoin(base, _attr(base_tag, "href"))
-    ids = page_ids(soup)
-    theme = recognise(soup)
+    ids = _ids(tags)
+    theme = recognise(tags)
     if not scope and scope_from_nav:
-        scope = nav_scope(soup, theme, page_url, site_url)
-    root = content_root(soup, theme)
+        scope = nav_scope(tags, theme, page_url, site_url)
+    root = content_root(soup, tags, theme)
+    del tags
     renderer = _Renderer(base, ids, modules=theme.sphinx)
     renderer.render(root)
     return assemble_sections(
@@ -121,8 +125,14 @@ def parse_html(
 
 def page_ids(soup: Tag) -> frozenset[str]:
     """Every fragment the page answers to: element ids and ``<a name>`` targets."""
-    found = {_attr(tag, "id") for tag in soup.find_all(id=True)}
-    found.update(_attr(tag, "name") for tag in soup.find_all("a", attrs={"name": True}))
+    from bs4.element import Tag
+
+    return _ids([(t, set()) for t in soup.descendants if isinstance(t, Tag)])
+
+
+def _ids(tags: Indexed) -> frozenset[str]:
+    found = {_attr(tag, "id") for tag, _ in tags}
+    found.update(_attr(tag, "name") for tag, _ in tags if tag.name == "a")
     found.discard("")
     return frozenset(found)
 
@@ -158,8 +168,7 @@ class _Renderer:
         self.sectioning: set[int] = set()
 
     def render(self, root: Tag) -> None:
-        self.blocky = _holding(root, _BLOCKY)
-        self.sectioning = _holding(root, tuple(_HEADINGS))
+        self.blocky, self.sectioning = _holding(root)
         stack: list[tuple[Iterator[PageElement], Callable[[], None] | None]] = [
             (iter(list(root.children)), None)
         ]
@@ -217,7 +226,10 @@ class _Renderer:
         elif name in ("ul", "ol"):
             self._emit("\n".join(self._list(child)))
         elif name == "table":
-            self._emit(markdown_table(self._table_rows(child)))
+            rows = self._table_rows(child)
+            if not any(rows):  # a layout table with no rows: its content as blocks
+                return iter(list(child.children)), None
+            self._emit(markdown_table(rows))
         elif name == "dl" and is_object_description(child):
             return self._object_description(child)
         elif name == "dl":
@@ -255,7 +267,7 @@ class _Renderer:
     def _start_module(self, anchor: str) -> None:
         name = anchor.removeprefix("module-")
         level = min(self.level + 1, 6)
-        self._start_api(Heading(level, title_for("module", name, name), anchor), ())
+        self._start(Heading(level, title_for("module", name, name), anchor), ())
 
     def _sectioning_list(
         self, node: Tag
@@ -380,7 +392,7 @@ class _Renderer:
                 return image_text(_attr(element, "alt") or _attr(element, "title"))
             if element.name in _CODE:
                 return _code_span(element.get_text())
-            if element.name == "a" and _is_permalink(element):
+            if element.name == "a" and _is_glyph_link(element):
                 return ""
             return None
 
@@ -451,12 +463,24 @@ class _Renderer:
         return lines
 
     def _table_rows(self, table: Tag) -> list[list[str]]:
+        """The table's own rows (not a nested table's: their text is in the outer cell),
+        found among its children and row groups, so no subtree is searched."""
+        from bs4.element import Tag
+
+        own: list[Tag] = []
+        for child in table.children:
+            if not isinstance(child, Tag):
+                continue
+            if child.name == "tr":
+                own.append(child)
+            elif child.name in ("thead", "tbody", "tfoot"):
+                own.extend(c for c in child.children if isinstance(c, Tag) and c.name == "tr")
         rows: list[list[str]] = []
-        for row in table.find_all("tr"):
-            if row.find_parent("table") is not table:
-                continue  # a nested table's row: its text is already in the outer cell
+        for row in own:
             cells: list[str] = []
-            for cell in row.find_all(("th", "td"), recursive=False):
+            for cell in row.children:
+                if not isinstance(cell, Tag) or cell.name not in ("th", "td"):
+                    continue
                 cells.append(self._flat(cell))
                 span = _attr(cell, "colspan")
                 # Pad spanned columns so later cells stay under their headers.
@@ -465,18 +489,26 @@ class _Renderer:
         return rows
 
 
-def _holding(root: Tag, names: tuple[str, ...]) -> set[int]:
-    """The ids of the elements under ``root`` that hold an element named in ``names`` (found
-    once, so no element needs a search of its own subtree)."""
-    holding: set[int] = set()
-    for block in root.find_all(names):
-        parent = block.parent
-        while parent is not None and id(parent) not in holding:
-            holding.add(id(parent))
-            if parent is root:
-                break
-            parent = parent.parent
-    return holding
+def _holding(root: Tag) -> tuple[set[int], set[int]]:
+    """The ids of the elements under ``root`` that hold a block element, and of those that
+    hold a heading (found in one walk, so no element needs a search of its own subtree)."""
+    from bs4.element import Tag
+
+    blocks: set[int] = set()
+    headings: set[int] = set()
+    for tag in root.descendants:
+        if not isinstance(tag, Tag):
+            continue
+        for holding, names in ((blocks, _BLOCKY_SET), (headings, _HEADINGS)):
+            if tag.name not in names:
+                continue
+            parent = tag.parent
+            while parent is not None and id(parent) not in holding:
+                holding.add(id(parent))
+                if parent is root:
+                    break
+                parent = parent.parent
+    return blocks, headings
 
 
 def _text_of(tag: Tag, skip: Callable[[Tag], bool]) -> str:
@@ -508,6 +540,13 @@ def _pre_text(pre: Tag) -> str:
         elif isinstance(element, NavigableString) and not isinstance(element, PreformattedString):
             pieces.append(str(element))
     return "".join(pieces)
+
+
+def _is_glyph_link(tag: Tag) -> bool:
+    """A permalink in running text (a figure caption's ``¶``): a permalink class or glyph."""
+    if _classes(tag) & _PERMALINK_CLASSES:
+        return True
+    return _attr(tag, "href").startswith("#") and tag.get_text().strip() in _GLYPHS
 
 
 def _is_permalink(tag: Tag) -> bool:

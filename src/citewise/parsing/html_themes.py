@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from bs4 import BeautifulSoup
     from bs4.element import Tag
 
-__all__ = ["GENERIC", "THEMES", "Theme", "content_root", "nav_scope", "recognise"]
+__all__ = ["GENERIC", "THEMES", "Indexed", "Theme", "content_root", "index_page", "nav_scope",
+           "recognise"]
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 # Never content: code, media and interactive chrome.
 _DROPPED = frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
             "canvas", "form", "button", "select", "input", "textarea", "nav", "aside", "head",
@@ -137,11 +138,22 @@ THEMES: tuple[Theme, ...] = (
 GENERIC = Theme("generic", (), (), ())
 
 
-def recognise(soup: BeautifulSoup) -> Theme:
+# Every element of a page in document order with its classes: one walk serves every lookup.
+Indexed = list[tuple["Tag", set[str]]]
+
+
+def index_page(soup: BeautifulSoup) -> Indexed:
+    """The page's elements in document order, each with its class set."""
+    from bs4.element import Tag
+
+    return [(t, set(_attr(t, "class").split())) for t in soup.descendants if isinstance(t, Tag)]
+
+
+def recognise(tags: Indexed) -> Theme:
     """The theme that built the page: by its layout markers, then by its generator meta tag."""
-    meta = soup.find("meta", attrs={"name": "generator"})
+    meta = next((t for t, _ in tags if t.name == "meta" and _attr(t, "name") == "generator"), None)
     generator = _attr(meta, "content").lower() if meta is not None else ""
-    found = select_all(soup, [m for theme in THEMES for m in theme.markers], first=True)
+    found = select_all(tags, [m for theme in THEMES for m in theme.markers], first=True)
     for theme in THEMES:
         if any(found.get(marker) for marker in theme.markers):
             return theme
@@ -151,46 +163,63 @@ def recognise(soup: BeautifulSoup) -> Theme:
     return GENERIC
 
 
-def content_root(soup: BeautifulSoup, theme: Theme) -> Tag:
+def content_root(soup: BeautifulSoup, tags: Indexed, theme: Theme) -> Tag:
     """Strip chrome from ``soup`` and return the element that holds the page's content.
 
     The theme's content container when it has one on this page; otherwise a ``<main>``,
     ``role=main`` or a single ``<article>``, else the body. Scripts, forms, ``nav``, ``aside``,
     landmark roles, hidden elements and the theme's chrome go first.
     """
-    from bs4.element import Tag
-
     chrome = (*_COMMON_CHROME, *theme.chrome)
-    found = select_all(soup, [*theme.content, *chrome])
+    found = select_all(tags, [*theme.content, *chrome])
     chosen = next((found[s][0] for s in theme.content if found.get(s)), None)
     doomed = [tag for selector in chrome for tag in found.get(selector, ())]
-    for tag in soup.descendants:
-        if isinstance(tag, Tag) and (
+    for tag, _ in tags:
+        if (
             tag.name in _DROPPED
             or tag.get("hidden") is not None
             or _attr(tag, "role").lower() in _BOILERPLATE_ROLES
         ):
             doomed.append(tag)
     for tag in doomed:
-        if not tag.decomposed and tag is not chosen:
+        if not _gone(tag) and tag is not chosen:
             tag.decompose()
+    live = [tag for tag, _ in tags if not _gone(tag)]
     root = chosen
-    if root is None or root.decomposed:
-        articles = soup.find_all("article")
+    if root is None or _gone(root):
+        articles = [tag for tag in live if tag.name == "article"]
         root = (
-            soup.find("main")
-            or soup.find(role="main")
+            next((tag for tag in live if tag.name == "main"), None)
+            or next((tag for tag in live if _attr(tag, "role") == "main"), None)
             or (articles[0] if len(articles) == 1 else None)
         )
     found = root is not None
-    root = root or soup.find("body") or soup
-    for tag in root.find_all(("header", "footer")):
-        if tag.decomposed:
+    root = root or next((tag for tag in live if tag.name == "body"), None) or soup
+    inside = root is soup or root.name == "body"
+    for tag in live:
+        if tag.name not in ("header", "footer") or _gone(tag):
+            continue
+        if not inside and not _within(tag, root):
             continue
         # An article's own header holds its title; a page header is site chrome.
         if tag.name == "footer" or not found or tag.find(_HEADINGS) is None:
             tag.decompose()
     return root
+
+
+def _gone(tag: Tag) -> bool:
+    """Whether ``tag`` was decomposed. Not ``tag.decomposed``: that reads a missing attribute
+    through ``Tag.__getattr__``, which searches the whole subtree (quadratic on deep pages)."""
+    return bool(vars(tag).get("_decomposed", False))
+
+
+def _within(tag: Tag, root: Tag) -> bool:
+    node = tag.parent
+    while node is not None:
+        if node is root:
+            return True
+        node = node.parent
+    return False
 
 
 # --- the selectors: one pass over the page for all of them -----------------------------------
@@ -240,17 +269,12 @@ def _compile(selector: str) -> tuple[_Compound, ...]:
     return tuple(compounds)
 
 
-def select_all(soup: Tag, selectors: list[str], *, first: bool = False) -> dict[str, list[Tag]]:
+def select_all(tags: Indexed, selectors: list[str], *, first: bool = False) -> dict[str, list[Tag]]:
     """The elements each selector matches, in document order (only the first with ``first``),
     found in one walk of the page."""
-    from bs4.element import Tag
-
     compiled = [(s, _compile(s)) for s in dict.fromkeys(selectors)]
     found: dict[str, list[Tag]] = {}
-    for tag in soup.descendants:
-        if not isinstance(tag, Tag):
-            continue
-        classes = set(_attr(tag, "class").split())
+    for tag, classes in tags:
         for selector, compounds in compiled:
             if first and selector in found:
                 continue
@@ -281,7 +305,7 @@ _CURRENT_CLASSES = frozenset(
 _MAIN_SCOPE = "library"
 
 
-def nav_scope(soup: BeautifulSoup, theme: Theme, page_url: str, site_url: str) -> str:
+def nav_scope(tags: Indexed, theme: Theme, page_url: str, site_url: str) -> str:
     """The page's scope from the site navigation the page carries, ``""`` without one.
 
     The page's entry in the navigation (its link, or the entry the theme marks current) sits
@@ -290,7 +314,7 @@ def nav_scope(soup: BeautifulSoup, theme: Theme, page_url: str, site_url: str) -
     label, and the page is also in the main scope (``library``), as with a site config's nav
     (``citewise.sources.nav``); a top-level page is in the main scope only.
     """
-    found = select_all(soup, list(theme.nav), first=True)
+    found = select_all(tags, list(theme.nav), first=True)
     nav = next((found[s][0] for s in theme.nav if found.get(s)), None)
     if nav is None:
         return ""
