@@ -28,7 +28,8 @@ href="#packaging.version.parse" title="Link to this definition">¶</a></dt>
 <dd><p>Parse the given version string.</p></dd></dl>
 <dl class="py class">
 <dt class="sig sig-object py" id="packaging.version.Version">
-<em class="property"><span class="k"><span class="pre">class</span></span><span class="w"> </span></em><span
+<em class="property"><span class="k"><span class="pre">class</span></span><span class="w"> </span>
+</em><span
 class="sig-prename descclassname"><span class="pre">packaging.version.</span></span><span
 class="sig-name descname"><span class="pre">Version</span></span><span
 class="sig-paren">(</span><em class="sig-param"><span class="n"><span
@@ -39,19 +40,23 @@ class="pre">object</span></code></p><p>This class abstracts handling of a versio
 <dl class="py method">
 <dt class="sig sig-object py" id="packaging.version.Version.__init__">
 <span class="sig-name descname"><span class="pre">__init__</span></span><span
-class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">version</span></span></em><span
-class="sig-paren">)</span><a class="headerlink" href="#packaging.version.Version.__init__">¶</a></dt>
+class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">version</span>
+</span></em><span
+class="sig-paren">)</span><a class="headerlink" href="#packaging.version.Version.__init__">¶</a>
+</dt>
 <dd><p>Initialize a Version object.</p></dd></dl>
 <dl class="py property">
 <dt class="sig sig-object py" id="packaging.version.Version.epoch">
-<em class="property"><span class="k"><span class="pre">property</span></span><span class="w"> </span></em><span
+<em class="property"><span class="k"><span class="pre">property</span></span>
+<span class="w"> </span></em><span
 class="sig-name descname"><span class="pre">epoch</span></span><span
 class="p"><span class="pre">:</span></span> <span class="pre">int</span><a class="headerlink"
 href="#packaging.version.Version.epoch">¶</a></dt>
 <dd><p>The epoch of the version.</p></dd></dl>
 </dd></dl>
 <dl class="py exception"><dt class="sig sig-object py" id="packaging.version.InvalidVersion">
-<em class="property"><span class="pre">exception</span> </em><span class="sig-prename descclassname"><span
+<em class="property"><span class="pre">exception</span> </em>
+<span class="sig-prename descclassname"><span
 class="pre">packaging.version.</span></span><span class="sig-name descname"><span
 class="pre">InvalidVersion</span></span></dt><dd><p>Raised when invalid.</p></dd></dl>
 </section></section></article></div></body></html>"""
@@ -117,8 +122,7 @@ def test_sphinx_object_descriptions_are_sections_at_their_ids() -> None:
     parse_fn, version, init = sections[3], sections[4], sections[5]
     # The signature goes to the body as code, without its permalink or "[source]" link.
     assert parse_fn.text == (
-        "```python\npackaging.version.parse(version: str)\n```\n\n"
-        "Parse the given version string."
+        "```python\npackaging.version.parse(version: str)\n```\n\nParse the given version string."
     )
     assert parse_fn.url == f"{SITE}version.html#packaging.version.parse"
     assert "Bases: `object`" in version.text

@@ -130,8 +130,12 @@ def test_api_entries_of_a_built_sphinx_page_are_api_units(built: Path) -> None:
         "tiny.Client": "class", "tiny.Client.get": "function", "tiny.Client.url": "attribute",
         "tiny.connect": "function", "tiny.TinyError": "class",
     }  # fmt: skip
-    usage = parse_html((built / "guide/usage.html").read_text(encoding="utf-8"),
-                       doc_id="guide/usage.html", site_url="https://t.example/", version=None)
+    usage = parse_html(
+        (built / "guide/usage.html").read_text(encoding="utf-8"),
+        doc_id="guide/usage.html",
+        site_url="https://t.example/",
+        version=None,
+    )
     text = "\n".join(s.text for s in usage)
     assert "Note: Read the API too." in text
     assert "pip install tiny" in text

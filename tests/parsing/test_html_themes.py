@@ -208,9 +208,15 @@ def assert_anchors_on_page(html: str, sections: list[Section]) -> None:
 def test_each_generator_is_recognised_from_its_markup() -> None:
     found = {
         name: recognise(index_page(BeautifulSoup(html, "html.parser"))).name
-        for name, html in (("material", MATERIAL), ("furo", FURO), ("rtd", RTD),
-                           ("alabaster", ALABASTER), ("pydata", PYDATA),
-                           ("docusaurus", DOCUSAURUS), ("vitepress", VITEPRESS))  # fmt: skip
+        for name, html in (
+            ("material", MATERIAL),
+            ("furo", FURO),
+            ("rtd", RTD),
+            ("alabaster", ALABASTER),
+            ("pydata", PYDATA),
+            ("docusaurus", DOCUSAURUS),
+            ("vitepress", VITEPRESS),
+        )  # fmt: skip
     }
     assert found == {
         "material": "mkdocs-material", "furo": "furo", "rtd": "sphinx-rtd-theme",

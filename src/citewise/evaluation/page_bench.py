@@ -70,7 +70,9 @@ def root_sites(root: Path, only: Iterable[str] | None = None) -> list[BuiltSite]
         build = root / ".build" / name
         truth = info.parent / "_site-truth.json"
         dirhtml = build / "site-dirhtml"
-        built = dirhtml if dirhtml.is_dir() and spec.get("page_form") == "dirhtml" else build / "site"
+        built = (
+            dirhtml if dirhtml.is_dir() and spec.get("page_form") == "dirhtml" else build / "site"
+        )
         if not built.is_dir() or not truth.is_file():
             continue
         generator, base = str(spec["generator"]), str(spec["base_url"])
@@ -86,8 +88,8 @@ def _pages(built: Path) -> list[Path]:
         path
         for path in built.rglob("*.html")
         if not _NOT_PAGES & set(path.relative_to(built).parts[:-1])
-        and path.relative_to(built).as_posix() not in ("search.html", "genindex.html",
-                                                        "py-modindex.html")  # fmt: skip
+        and path.relative_to(built).as_posix()
+        not in ("search.html", "genindex.html", "py-modindex.html")  # fmt: skip
     )
 
 
@@ -164,9 +166,11 @@ def run_pages_benchmark(
 
 
 def _one_line(r: Mapping[str, Any]) -> str:
-    return (f"{r['pages']} pages, {r['sections']} sections, anchors on page "
-            f"{r['anchors_on_page']}/{r['anchored']} ({r['anchors_on_page_pct']}%), headings "
-            f"{r['headings_indexed_pct']}%, API {r['api_indexed_pct']}%, {r['seconds']} s")  # fmt: skip
+    return (
+        f"{r['pages']} pages, {r['sections']} sections, anchors on page "
+        f"{r['anchors_on_page']}/{r['anchored']} ({r['anchors_on_page_pct']}%), headings "
+        f"{r['headings_indexed_pct']}%, API {r['api_indexed_pct']}%, {r['seconds']} s"
+    )
 
 
 def format_report(report: Mapping[str, Any]) -> str:

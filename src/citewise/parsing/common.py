@@ -145,9 +145,10 @@ def assemble_sections(
     order (with ``slug_missing`` false they get none: the bare page URL, for pages whose ids
     are all known); the first top-level heading (level 0 or 1) is the page title and its URL
     is the bare page URL, unless its anchor is in ``kept_anchors`` (an API entry heading a
-    page is cited at its object's id); heading paths follow the heading levels and start with the page title. Text
-    before the first heading joins that heading when it is the page title, and otherwise is a
-    section of its own titled after the page (``fallback_title`` or the file name).
+    page is cited at its object's id); heading paths follow the heading levels and start
+    with the page title. Text before the first heading joins that heading when it is the page
+    title, and otherwise is a section of its own titled after the page (``fallback_title`` or
+    the file name).
     """
     page = file_page(doc_id)
     url = site_base(site_url, version) + page

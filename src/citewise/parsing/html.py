@@ -23,10 +23,10 @@ from citewise.parsing.common import (
 )
 from citewise.parsing.html_api import (
     is_object_description,
-    title_for,
     mkdocstrings_entry,
     mkdocstrings_target,
     sphinx_entry,
+    title_for,
 )
 from citewise.parsing.html_themes import Indexed, content_root, index_page, nav_scope, recognise
 

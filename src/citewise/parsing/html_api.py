@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bs4.element import Tag
 
-__all__ = ["ApiEntry", "is_object_description", "mkdocstrings_entry", "mkdocstrings_target",
-           "sphinx_entry", "title_for"]
+__all__ = [
+    "ApiEntry",
+    "is_object_description",
+    "mkdocstrings_entry",
+    "mkdocstrings_target",
+    "sphinx_entry",
+    "title_for",
+]
 
 _CALLABLE = frozenset({"function", "method", "classmethod", "staticmethod", "decorator",
                        "decoratormethod", "macro"})  # fmt: skip

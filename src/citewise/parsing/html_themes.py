@@ -20,8 +20,16 @@ if TYPE_CHECKING:
     from bs4 import BeautifulSoup
     from bs4.element import Tag
 
-__all__ = ["GENERIC", "THEMES", "Indexed", "Theme", "content_root", "index_page", "nav_scope",
-           "recognise"]
+__all__ = [
+    "GENERIC",
+    "THEMES",
+    "Indexed",
+    "Theme",
+    "content_root",
+    "index_page",
+    "nav_scope",
+    "recognise",
+]
 
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 # Never content: code, media and interactive chrome.
@@ -62,8 +70,17 @@ THEMES: tuple[Theme, ...] = (
         ("mkdocs-material", "zensical"),
         ("article.md-content__inner", ".md-container"),
         ("article.md-content__inner", ".md-content"),
-        (".md-content__button", ".md-source-file", ".md-feedback", ".md-top", ".md-path",
-         ".md-sidebar", ".md-nav", ".md-footer", ".md-dialog"),  # fmt: skip
+        (
+            ".md-content__button",
+            ".md-source-file",
+            ".md-feedback",
+            ".md-top",
+            ".md-path",
+            ".md-sidebar",
+            ".md-nav",
+            ".md-footer",
+            ".md-dialog",
+        ),  # fmt: skip
         ("nav.md-nav--primary", ".md-sidebar--primary .md-nav"),
     ),
     Theme(
@@ -71,8 +88,14 @@ THEMES: tuple[Theme, ...] = (
         ("furo",),
         (".sidebar-drawer", "#furo-main-content"),
         ("article[role=main]", "#furo-main-content"),
-        (".toc-drawer", ".related-pages", ".bottom-of-page", ".content-icon-container",
-         ".theme-toggle-container", ".page-info"),  # fmt: skip
+        (
+            ".toc-drawer",
+            ".related-pages",
+            ".bottom-of-page",
+            ".content-icon-container",
+            ".theme-toggle-container",
+            ".page-info",
+        ),  # fmt: skip
         (".sidebar-tree",),
         sphinx=True,
     ),
@@ -81,8 +104,15 @@ THEMES: tuple[Theme, ...] = (
         ("pydata-sphinx-theme", "sphinx-book-theme"),
         (".bd-sidebar-primary", ".bd-article"),
         ("article.bd-article", "main#main-content", ".bd-content"),
-        (".bd-sidebar-secondary", ".prev-next-area", ".prev-next-footer", ".header-article",
-         ".bd-footer-article", ".bd-header-article", ".bd-toc"),  # fmt: skip
+        (
+            ".bd-sidebar-secondary",
+            ".prev-next-area",
+            ".prev-next-footer",
+            ".header-article",
+            ".bd-footer-article",
+            ".bd-header-article",
+            ".bd-toc",
+        ),  # fmt: skip
         (".bd-sidebar-primary .bd-links", "nav.bd-docs-nav", ".bd-sidebar-primary"),
         sphinx=True,
     ),
@@ -100,9 +130,15 @@ THEMES: tuple[Theme, ...] = (
         ("docusaurus",),
         (".theme-doc-markdown", "#__docusaurus", ".docusaurus-mt-lg"),
         (".theme-doc-markdown", "article .markdown", "article"),
-        (".theme-doc-footer", ".pagination-nav", ".theme-doc-toc-mobile",
-         ".theme-doc-breadcrumbs", ".theme-doc-version-badge", ".theme-edit-this-page",
-         ".theme-last-updated"),  # fmt: skip
+        (
+            ".theme-doc-footer",
+            ".pagination-nav",
+            ".theme-doc-toc-mobile",
+            ".theme-doc-breadcrumbs",
+            ".theme-doc-version-badge",
+            ".theme-edit-this-page",
+            ".theme-last-updated",
+        ),  # fmt: skip
         (".theme-doc-sidebar-menu", "nav.menu"),
     ),
     Theme(
@@ -110,8 +146,14 @@ THEMES: tuple[Theme, ...] = (
         ("vitepress",),
         (".vp-doc", "#VPContent"),
         (".vp-doc", "main"),
-        (".VPDocFooter", ".edit-info", ".prev-next", ".VPDocAside", ".VPDocOutlineDropdown",
-         "span.lang"),
+        (
+            ".VPDocFooter",
+            ".edit-info",
+            ".prev-next",
+            ".VPDocAside",
+            ".VPDocOutlineDropdown",
+            "span.lang",
+        ),
         ("#VPSidebarNav", ".VPSidebar nav", ".VPSidebar"),
         nav_item=".VPSidebarItem",
     ),
@@ -193,7 +235,7 @@ def content_root(soup: BeautifulSoup, tags: Indexed, theme: Theme) -> Tag:
             or next((tag for tag in live if _attr(tag, "role") == "main"), None)
             or (articles[0] if len(articles) == 1 else None)
         )
-    found = root is not None
+    landmark = root is not None
     root = root or next((tag for tag in live if tag.name == "body"), None) or soup
     inside = root is soup or root.name == "body"
     for tag in live:
@@ -202,7 +244,7 @@ def content_root(soup: BeautifulSoup, tags: Indexed, theme: Theme) -> Tag:
         if not inside and not _within(tag, root):
             continue
         # An article's own header holds its title; a page header is site chrome.
-        if tag.name == "footer" or not found or tag.find(_HEADINGS) is None:
+        if tag.name == "footer" or not landmark or tag.find(_HEADINGS) is None:
             tag.decompose()
     return root
 
@@ -224,7 +266,9 @@ def _within(tag: Tag, root: Tag) -> bool:
 
 # --- the selectors: one pass over the page for all of them -----------------------------------
 
-_COMPOUND_RE = re.compile(r"^(?P<tag>[a-zA-Z][a-zA-Z0-9]*)?(?P<rest>(?:[.#][\w-]+|\[[\w-]+(?:=[\w-]+)?\])*)$")
+_COMPOUND_RE = re.compile(
+    r"^(?P<tag>[a-zA-Z][a-zA-Z0-9]*)?(?P<rest>(?:[.#][\w-]+|\[[\w-]+(?:=[\w-]+)?\])*)$"
+)
 _PART_RE = re.compile(r"([.#])([\w-]+)|\[([\w-]+)(?:=([\w-]+))?\]")
 
 
@@ -299,8 +343,15 @@ def _has_ancestors(tag: Tag, compounds: tuple[_Compound, ...]) -> bool:
 # --- scopes from the navigation -----------------------------------------------------------------
 
 _CURRENT_CLASSES = frozenset(
-    {"current", "current-page", "active", "is-active", "md-nav__link--active",
-     "menu__link--active", "md-nav__item--active"}  # fmt: skip
+    {
+        "current",
+        "current-page",
+        "active",
+        "is-active",
+        "md-nav__link--active",
+        "menu__link--active",
+        "md-nav__item--active",
+    }  # fmt: skip
 )
 _MAIN_SCOPE = "library"
 
@@ -373,8 +424,8 @@ def _top_entry(nav: Tag, link: Tag, item: _Compound) -> Tag | None:
         return None
     top = items[-1]
     # A section holds other pages; a page whose entry lists its own headings is no section.
-    pages = {_same_page(urljoin("http://x/", _attr(a, "href"))) for a in top.find_all("a", href=True)
-             if not _attr(a, "href").startswith("#")}  # fmt: skip
+    hrefs = [_attr(a, "href") for a in top.find_all("a", href=True)]
+    pages = {_same_page(urljoin("http://x/", h)) for h in hrefs if not h.startswith("#")}
     return top if len(pages) > 1 else None
 
 
@@ -388,7 +439,6 @@ def _label(item: Tag) -> str:
             if text:
                 return text
     return ""
-
 
 
 def _site_path(url: str, site_url: str) -> str | None:
