@@ -161,3 +161,18 @@ def test_mkdocstrings_headings_are_entries_with_short_titles() -> None:
         ("griffe.TmpPackage.resolve", "function"),
     ]
     assert sections[2].heading_path == ("Helpers", "class TmpPackage", "resolve()")
+
+
+def test_a_page_opening_with_an_api_entry_is_cited_by_its_url_too() -> None:
+    html = """<html><head><title>API reference - Widget</title></head><body>
+    <div class="md-container"><article class="md-content__inner md-typeset">
+    <div class="doc doc-object doc-module">
+    <h1 id="widget" class="doc doc-heading"><span class="doc doc-object-name">widget</span></h1>
+    <div class="doc doc-contents first"><p>The widget package.</p></div></div>
+    </article></div></body></html>"""
+    sections = parse(html, "reference/index.html")
+    assert [(s.title, s.url) for s in sections] == [
+        ("API reference", f"{SITE}reference/"),
+        ("widget", f"{SITE}reference/#widget"),
+    ]
+    assert unit_of(sections[1]) == ("widget", "module")

@@ -8,6 +8,7 @@ raises ``RecursionError``.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -50,6 +51,8 @@ _PERMALINK_CLASSES = frozenset({"headerlink", "anchor", "permalink", "header-anc
 _LANGUAGE_RE = re.compile(r"^(?:language|lang|highlight)-([\w+#.-]+)$")
 _NO_LANGUAGE = frozenset({"default", "none", "text", "plaintext", "nohighlight"})
 _SPACE_RE = re.compile(r"\s+")
+# A <title>'s site name after the page's own ("Loading - Griffe", "Intro | My Site").
+_TITLE_SUFFIX_RE = re.compile(r"\s+[-|–—·]\s+")
 _BACKTICKS_RE = re.compile(r"`+")
 # Admonitions: the container's classes, and the classes of the element holding its label.
 _ADMONITION_CLASSES = frozenset({"admonition", "theme-admonition", "custom-block", "alert"})
@@ -111,7 +114,7 @@ def parse_html(
     del tags
     renderer = _Renderer(base, ids, modules=theme.sphinx)
     renderer.render(root)
-    return assemble_sections(
+    sections = assemble_sections(
         renderer.parts,
         kept_anchors=renderer.api_anchors,
         doc_id=doc_id,
@@ -121,6 +124,13 @@ def parse_html(
         fallback_title=page_title or None,
         slug_missing=False,
     )
+    if sections and sections[0].anchor in renderer.api_anchors:
+        # The page opens with an API entry, cited at its id: the page itself is cited too.
+        title = _TITLE_SUFFIX_RE.split(page_title, maxsplit=1)[0].strip() or sections[0].title
+        top = sections[0]
+        sections.insert(0, replace(top, title=title, heading_path=(title,), level=1, anchor="",
+                                   url=top.url.partition("#")[0], text=""))  # fmt: skip
+    return sections
 
 
 def page_ids(soup: Tag) -> frozenset[str]:
