@@ -8,8 +8,8 @@ raises ``RecursionError``.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
