@@ -29,6 +29,17 @@ from citewise.parsing.html_api import (
     sphinx_entry,
     title_for,
 )
+from citewise.parsing.html_text import (
+    HEADINGS,
+    code_span,
+    fenced,
+    holding,
+    is_glyph_link,
+    is_permalink,
+    own_anchor,
+    string_text,
+    text_of,
+)
 from citewise.parsing.html_themes import Indexed, content_root, index_page, nav_scope, recognise
 
 if TYPE_CHECKING:
@@ -36,24 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = ["HTMLParser", "page_ids", "parse_html"]
 
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _INLINE = frozenset(
     "a abbr b bdi bdo cite code data del dfn em font i img ins kbd label mark q s samp small "
     "span strong sub sup time tt u var wbr br".split()
 )
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
-_BLOCKY = (*_HEADINGS, "p", "div", "pre", "ul", "ol", "table", "section", "article", "blockquote",
-           "dl", "details", "figure")  # fmt: skip
-_BLOCKY_SET = frozenset(_BLOCKY)
-_GLYPHS = frozenset({"¶", "§", "#", "🔗", "¤"})
-_PERMALINK_TEXT = _GLYPHS | {"", "link"}
-_PERMALINK_CLASSES = frozenset({"headerlink", "anchor", "permalink", "header-anchor", "hash-link"})
-_LANGUAGE_RE = re.compile(r"^(?:language|lang|highlight)-([\w+#.-]+)$")
-_NO_LANGUAGE = frozenset({"default", "none", "text", "plaintext", "nohighlight"})
 _SPACE_RE = re.compile(r"\s+")
 # A <title>'s site name after the page's own ("Loading - Griffe", "Intro | My Site").
 _TITLE_SUFFIX_RE = re.compile(r"\s+[-|–—·]\s+")
-_BACKTICKS_RE = re.compile(r"`+")
 # Admonitions: the container's classes, and the classes of the element holding its label.
 _ADMONITION_CLASSES = frozenset({"admonition", "theme-admonition", "custom-block", "alert"})
 _ADMONITION_TITLES = ("admonition-title", "custom-block-title")
@@ -178,7 +179,7 @@ class _Renderer:
         self.sectioning: set[int] = set()
 
     def render(self, root: Tag) -> None:
-        self.blocky, self.sectioning = _holding(root)
+        self.blocky, self.sectioning = holding(root)
         stack: list[tuple[Iterator[PageElement], Callable[[], None] | None]] = [
             (iter(list(root.children)), None)
         ]
@@ -204,7 +205,7 @@ class _Renderer:
         from bs4.element import NavigableString, Tag
 
         if isinstance(child, NavigableString):
-            self.inline.append(_string(child))
+            self.inline.append(string_text(child))
             return None
         if not isinstance(child, Tag):
             return None
@@ -223,14 +224,14 @@ class _Renderer:
             self.inline.append(self._inline_piece(child))
             return None
         self._flush()
-        if name in _HEADINGS:
+        if name in HEADINGS:
             self._heading(child)
         elif own_id:
             self._seen(own_id)
-        if name in _HEADINGS:
+        if name in HEADINGS:
             return None
         if name == "pre":
-            self._emit(_fenced(child))
+            self._emit(fenced(child))
         elif name in ("ul", "ol") and id(child) in self.sectioning:
             return self._sectioning_list(child)
         elif name in ("ul", "ol"):
@@ -269,7 +270,7 @@ class _Renderer:
         )
         if first is None and not tag.get_text().strip():
             first = tag.find_next_sibling()  # an empty target: the element it stands before
-        if first is not None and first.name in _HEADINGS:
+        if first is not None and first.name in HEADINGS:
             self.pending_module = anchor
             return
         self._start_module(anchor)
@@ -294,13 +295,13 @@ class _Renderer:
             self.last_id = anchor
 
     def _heading(self, tag: Tag) -> None:
-        entry = mkdocstrings_entry(tag, _text_of)
+        entry = mkdocstrings_entry(tag, text_of)
         if entry is not None:
             level = int(tag.name[1])
             self._start_api(Heading(level, entry.title, entry.anchor), entry.blocks)
             return
-        anchor = _own_anchor(tag, self.ids)
-        title = " ".join(_text_of(tag, _is_permalink).split())
+        anchor = own_anchor(tag, self.ids)
+        title = " ".join(text_of(tag, is_permalink).split())
         if anchor:
             self.last_id = anchor
         if not title:
@@ -323,7 +324,7 @@ class _Renderer:
     def _object_description(
         self, dl: Tag
     ) -> tuple[Iterator[PageElement], Callable[[], None] | None]:
-        entry = sphinx_entry(dl, _text_of)
+        entry = sphinx_entry(dl, text_of)
         from bs4.element import Tag
 
         if entry is None:
@@ -393,7 +394,7 @@ class _Renderer:
 
         def leaf(element: PageElement) -> str | None:
             if isinstance(element, NavigableString):
-                return _string(element)
+                return string_text(element)
             if not isinstance(element, Tag):
                 return ""
             if element.name == "br":
@@ -401,8 +402,8 @@ class _Renderer:
             if element.name == "img":
                 return image_text(_attr(element, "alt") or _attr(element, "title"))
             if element.name in _CODE:
-                return _code_span(element.get_text())
-            if element.name == "a" and _is_glyph_link(element):
+                return code_span(element.get_text())
+            if element.name == "a" and is_glyph_link(element):
                 return ""
             return None
 
@@ -464,7 +465,7 @@ class _Renderer:
                     nested.append(child)
                 else:
                     words.append(self._inline_piece(child) if isinstance(child, Tag)
-                                 else _string(child))  # fmt: skip
+                                 else string_text(child))  # fmt: skip
             text = " ".join("".join(words).split())
             if text:
                 lines.append(f"{'  ' * depth}- {text}")
@@ -497,153 +498,3 @@ class _Renderer:
                 cells.extend([""] * (int(span) - 1 if span.isdigit() and int(span) > 1 else 0))
             rows.append(cells)
         return rows
-
-
-def _holding(root: Tag) -> tuple[set[int], set[int]]:
-    """The ids of the elements under ``root`` that hold a block element, and of those that
-    hold a heading (found in one walk, so no element needs a search of its own subtree)."""
-    from bs4.element import Tag
-
-    blocks: set[int] = set()
-    headings: set[int] = set()
-    for tag in root.descendants:
-        if not isinstance(tag, Tag):
-            continue
-        for holding, names in ((blocks, _BLOCKY_SET), (headings, _HEADINGS)):
-            if tag.name not in names:
-                continue
-            parent = tag.parent
-            while parent is not None and id(parent) not in holding:
-                holding.add(id(parent))
-                if parent is root:
-                    break
-                parent = parent.parent
-    return blocks, headings
-
-
-def _text_of(tag: Tag, skip: Callable[[Tag], bool]) -> str:
-    """The text under ``tag`` without the subtrees ``skip`` says to leave out."""
-    from bs4.element import NavigableString, Tag
-
-    pieces: list[str] = []
-    stack: list[Iterator[PageElement]] = [iter(tag.children)]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-        elif isinstance(child, Tag):
-            if not skip(child):
-                stack.append(iter(child.children))
-        elif isinstance(child, NavigableString):
-            pieces.append(_string(child))
-    return "".join(pieces)
-
-
-def _pre_text(pre: Tag) -> str:
-    """A ``<pre>``'s text, a ``<br>`` as a line break (Docusaurus' code lines end in one)."""
-    from bs4.element import NavigableString, PreformattedString, Tag
-
-    pieces: list[str] = []
-    for element in pre.descendants:
-        if isinstance(element, Tag) and element.name == "br":
-            pieces.append("\n")
-        elif isinstance(element, NavigableString) and not isinstance(element, PreformattedString):
-            pieces.append(str(element))
-    return "".join(pieces)
-
-
-def _is_glyph_link(tag: Tag) -> bool:
-    """A permalink in running text (a figure caption's ``¶``): a permalink class or glyph."""
-    if _classes(tag) & _PERMALINK_CLASSES:
-        return True
-    return _attr(tag, "href").startswith("#") and tag.get_text().strip() in _GLYPHS
-
-
-def _is_permalink(tag: Tag) -> bool:
-    """A heading's permalink (``¶``, ``#``, ``¤``, Docusaurus' and VitePress' anchors) or a
-    mkdocstrings label: not part of its title."""
-    if _classes(tag) & (_PERMALINK_CLASSES | {"doc-labels"}):
-        return True
-    if tag.name == "a" and _attr(tag, "href").startswith("#"):
-        return tag.get_text().strip() in _PERMALINK_TEXT
-    return False
-
-
-def _own_anchor(tag: Tag, ids: frozenset[str]) -> str:
-    """The heading's own anchor, only ever an id the page has: its ``id``, its permalink's
-    target, an empty ``<a id|name>`` in it, the ``<section>``/``<div>`` it opens."""
-    from bs4.element import Tag
-
-    candidates = [_attr(tag, "id")]
-    for link in tag.find_all("a"):
-        href = _attr(link, "href")
-        if href.startswith("#") and _is_permalink(link):
-            candidates.append(href[1:])
-        elif not link.get_text().strip() and not href:
-            candidates.extend((_attr(link, "id"), _attr(link, "name")))
-    parent = tag.parent
-    if isinstance(parent, Tag) and parent.name in ("section", "div", "article"):
-        # Sphinx puts the id on the <section> a heading opens, not on the heading.
-        first = next((c for c in parent.children if isinstance(c, Tag)), None)
-        if first is tag or parent.find(list(_HEADINGS)) is tag:
-            candidates.append(_attr(parent, "id"))
-    previous = tag.find_previous_sibling()
-    if previous is not None and previous.name in ("a", "span") and not previous.get_text().strip():
-        candidates.extend((_attr(previous, "id"), _attr(previous, "name")))
-    from urllib.parse import unquote
-
-    for candidate in candidates:
-        for form in (candidate, unquote(candidate)):
-            if form and form in ids:
-                return form
-    return ""
-
-
-def _string(node: PageElement) -> str:
-    from bs4.element import NavigableString, PreformattedString
-
-    if isinstance(node, PreformattedString) or not isinstance(node, NavigableString):
-        return ""  # comments, doctypes, CDATA, processing instructions
-    return _SPACE_RE.sub(" ", str(node))
-
-
-def _code_span(text: str) -> str:
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    longest = max((len(run) for run in _BACKTICKS_RE.findall(text)), default=0)
-    fence = "`" * (longest + 1)
-    padded = f" {text} " if "`" in text else text
-    return f"{fence}{padded}{fence}"
-
-
-def _fenced(pre: Tag) -> str:
-    """A ``<pre>`` as a fenced code block, its language from a ``language-*`` or
-    ``highlight-*`` class on it, its ``<code>`` or the two elements around it."""
-    code = _pre_text(pre)
-    code = code[1:] if code.startswith("\n") else code
-    code = code.rstrip()
-    if not code:
-        return ""
-    language = ""
-    candidates = [pre, *pre.find_all("code", limit=1)]
-    parent = pre.parent
-    for _ in range(2):
-        if parent is None:
-            break
-        candidates.append(parent)
-        parent = parent.parent
-    for tag in candidates:
-        classes = _attr(tag, "class").split()
-        if "doc-signature" in classes:
-            language = "python"
-        for name in classes:
-            match = _LANGUAGE_RE.match(name)
-            if match and match.group(1).lower() not in _NO_LANGUAGE:
-                language = match.group(1)
-                break
-        if language:
-            break
-    longest = max((len(run) for run in _BACKTICKS_RE.findall(code)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{code}\n{fence}"
