@@ -89,11 +89,11 @@ def test_sections_follow_headings_with_paths_and_anchors() -> None:
     assert [(s.title, s.heading_path, s.level, s.anchor) for s in sections] == [
         ("Install", ("Install",), 1, ""),
         ("Upgrading", ("Install", "Upgrading"), 2, "upgrading"),
-        ("Rollback", ("Install", "Upgrading", "Rollback"), 3, "rollback"),
+        # No id of its own: the nearest id before it on the page, never an invented slug.
+        ("Rollback", ("Install", "Upgrading", "Rollback"), 3, "upgrading"),
         ("Troubleshooting", ("Install", "Troubleshooting"), 2, "custom-id"),
-        ("Upgrading", ("Install", "Upgrading"), 2, "upgrading_1"),
-        # An id written in the page is reserved before slugs are numbered.
-        ("custom id", ("Install", "custom id"), 2, "custom-id_1"),
+        ("Upgrading", ("Install", "Upgrading"), 2, "custom-id"),
+        ("custom id", ("Install", "custom id"), 2, "custom-id"),
     ]
     assert sections[0].url == BASE
     assert sections[1].url == f"{BASE}#upgrading"
@@ -128,7 +128,8 @@ def test_anchor_sources_permalink_sphinx_section_and_old_style_names() -> None:
       <section id="the-api"><h2>API <a class="headerlink" href="#the-api">¶</a></h2><p>a</p>
       </section>
     </section>
-    <h2><a href="#perma">#</a>Permalinked</h2><p>b</p>
+    <h2><a href="#perma">#</a>Permalinked</h2><p id="perma">b</p>
+    <h2><a href="#nowhere">#</a>Dangling</h2><p>b2</p>
     <h2><a name="legacy"></a>Legacy</h2><p>c</p>
     <h2>Plain <em>text</em></h2><p>d</p>
     </div></body>"""
@@ -137,8 +138,10 @@ def test_anchor_sources_permalink_sphinx_section_and_old_style_names() -> None:
         ("Quick start", ""),
         ("API", "the-api"),
         ("Permalinked", "perma"),
+        # Its permalink targets no id on the page: the nearest id before it instead.
+        ("Dangling", "perma"),
         ("Legacy", "legacy"),
-        ("Plain text", "plain-text"),
+        ("Plain text", "legacy"),  # no id of its own: the one before it
     ]
 
 
@@ -165,7 +168,8 @@ def test_text_before_any_heading_is_titled_from_the_title_tag() -> None:
     sections = parse(html, doc_id="changes.html", version=None)
     assert [(s.title, s.heading_path, s.anchor, s.url) for s in sections] == [
         ("Changelog", ("Changelog",), "", f"{SITE}changes.html"),
-        ("1.0", ("Changelog", "1.0"), "10", f"{SITE}changes.html#10"),
+        # No id on the page before it: the bare page URL, not a slug the page lacks.
+        ("1.0", ("Changelog", "1.0"), "", f"{SITE}changes.html"),
     ]
 
 

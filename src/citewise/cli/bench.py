@@ -1,6 +1,6 @@
-"""`citewise bench beir | embed | ingest | langrag | latency | parsers | serve | sites | store |
-verify`: retrieval, embedder, ingest, latency, parser, server, real-site citation, store and
-grounding-check benchmarks."""
+"""`citewise bench beir | embed | ingest | langrag | latency | pages | parsers | serve | sites |
+store | verify`: retrieval, embedder, ingest, latency, built-page, parser, server, real-site
+citation, store and grounding-check benchmarks."""
 
 from __future__ import annotations
 
@@ -192,6 +192,37 @@ def cmd_bench_sites(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench_pages(args: argparse.Namespace, settings: Settings) -> int:
+    from citewise.evaluation.page_bench import (
+        BuiltSite,
+        format_report,
+        load_parser,
+        root_sites,
+        run_pages_benchmark,
+    )
+
+    if args.built:
+        if not (args.truth and args.base_url):
+            print("bench pages: --built needs --truth and --base-url", file=sys.stderr)
+            return 2
+        sites = [BuiltSite(Path(args.built).name, Path(args.built), Path(args.truth),
+                           args.base_url, args.generator)]  # fmt: skip
+    elif args.root:
+        sites = root_sites(Path(args.root), args.only or None)
+    else:
+        print("bench pages: give --root, or --built with --truth and --base-url", file=sys.stderr)
+        return 2
+    report = run_pages_benchmark(
+        sites,
+        load_parser(Path(args.parser) if args.parser else None),
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    report["command"] = "citewise bench pages " + " ".join(sys.argv[3:])
+    save_report(args.output, report, format_report)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+
 def cmd_bench_store(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.evaluation.store_bench import format_report, run_store_benchmark
 
@@ -220,7 +251,8 @@ def cmd_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def add_bench_commands(commands: Subcommands) -> None:
-    """``citewise bench beir|embed|ingest|langrag|latency|parsers|serve|sites|store|verify``."""
+    """``citewise bench beir|embed|ingest|langrag|latency|pages|parsers|serve|sites|store|
+    verify``."""
     bench = commands.add_parser("bench", help="retrieval benchmarks")
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -332,6 +364,26 @@ def add_bench_commands(commands: Subcommands) -> None:
     sites.add_argument("--output", help="write the JSON report here (and a .md beside it)")
     sites.add_argument("--json", action="store_true")
     sites.set_defaults(run=cmd_bench_sites)
+
+    pages = kinds.add_parser(
+        "pages", help="built sites parsed page by page: anchors on their page, truth indexed"
+    )
+    pages.add_argument(
+        "--root", help="conformance root (NAME-VERSION/site.json, builds in .build/NAME/site)"
+    )
+    pages.add_argument("--only", nargs="+", metavar="NAME", help="these sites only")
+    pages.add_argument("--built", help="one built site's HTML folder instead of a root")
+    pages.add_argument("--truth", help="with --built: its _site-truth.json")
+    pages.add_argument("--base-url", help="with --built: the URL the site is published at")
+    pages.add_argument("--generator", default="sphinx", choices=("sphinx", "mkdocs"),
+                       help="with --built: how to read its truth")  # fmt: skip
+    pages.add_argument(
+        "--parser", metavar="HTML_PY",
+        help="measure another version of parsing/html.py (a baseline) instead of this one",
+    )  # fmt: skip
+    pages.add_argument("--output", help="write the JSON report here (and a .md beside it)")
+    pages.add_argument("--json", action="store_true")
+    pages.set_defaults(run=cmd_bench_pages)
 
     store = kinds.add_parser("store", help="SQLite vs PostgreSQL: SciFact, then synthetic scale")
     store.add_argument("dataset", help="the SciFact BEIR folder")

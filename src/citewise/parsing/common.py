@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from citewise.models import Section
@@ -136,20 +136,27 @@ def assemble_sections(
     version: str | None,
     scope: str = "",
     fallback_title: str | None = None,
+    slug_missing: bool = True,
+    kept_anchors: Collection[str] = (),
 ) -> list[Section]:
     """Turn headings and their blocks into sections, with the Markdown parser's conventions.
 
     Own anchors are reserved first, other headings get unique ``slugify`` anchors in document
-    order; the first top-level heading (level 0 or 1) is the page title and its URL is the bare
-    page URL; heading paths follow the heading levels and start with the page title. Text
-    before the first heading joins that heading when it is the page title, and otherwise is a
-    section of its own titled after the page (``fallback_title`` or the file name).
+    order (with ``slug_missing`` false they get none: the bare page URL, for pages whose ids
+    are all known); the first top-level heading (level 0 or 1) is the page title and its URL
+    is the bare page URL, unless its anchor is in ``kept_anchors`` (an API entry heading a
+    page is cited at its object's id); heading paths follow the heading levels and start
+    with the page title. Text before the first heading joins that heading when it is the page
+    title, and otherwise is a section of its own titled after the page (``fallback_title`` or
+    the file name).
     """
     page = file_page(doc_id)
     url = site_base(site_url, version) + page
     headings = [part.heading for part in parts if part.heading is not None]
     used = UsedAnchors(h.anchor for h in headings if h.anchor)
-    anchors = [h.anchor or unique(slugify(h.title), used) for h in headings]
+    anchors = [
+        h.anchor or (unique(slugify(h.title), used) if slug_missing else "") for h in headings
+    ]
     top = next((i for i, h in enumerate(headings) if h.level <= 1), None)
     page_title = headings[top].title if top is not None else None
     page_title = page_title or fallback_title or title_from_name(doc_id)
@@ -185,7 +192,7 @@ def assemble_sections(
         if top is None or stack[0].level > 1:
             path = (page_title, *path)
         anchor = anchors[index]
-        if index == top:
+        if index == top and anchor not in kept_anchors:
             anchor = ""
         if index == 0 and preamble:
             if index == top:
