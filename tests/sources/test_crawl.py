@@ -178,6 +178,24 @@ def test_noindex_pages_are_followed_but_not_indexed(server: DocsServer) -> None:
     assert result.report.counts == {"noindex": 1}
 
 
+def test_source_listings_and_refresh_stubs_are_followed_but_not_indexed(
+    server: DocsServer,
+) -> None:
+    listing = html_page("Source code for pkg.api", ("c", "x"), links=("../../api.html",))
+    listing = listing.replace(
+        "</body>", '<a class="viewcode-back" href="../../api.html">[docs]</a></body>'
+    )
+    stub = '<html><head><meta http-equiv="refresh" content="0; url=\'moved.html\'"></head></html>'
+    server.page("/d/", html_page("Home", ("h", "x"), links=("_modules/pkg/api.html", "old.html")))
+    server.page("/d/_modules/pkg/api.html", listing)
+    server.page("/d/api.html", html_page("API", ("a", "x")))
+    server.page("/d/old.html", stub)
+    server.page("/d/moved.html", html_page("Moved", ("m", "x")))
+    result = crawl_site(server.url + "/d/", FAST)
+    assert sorted(p.doc_id for p in result.pages) == ["api.html", "index.html", "moved.html"]
+    assert result.report.counts == {"source_listing": 1, "redirect_stub": 1}
+
+
 def test_exclude_patterns_leave_pages_unrequested(server: DocsServer) -> None:
     server.page("/d/", html_page("Home", ("h", "x"), links=("_modules/a/", "keep.html")))
     server.page("/d/_modules/a/", html_page("Source code for a", ("c", "x")))

@@ -321,7 +321,13 @@ class _Crawl:
     def _skip(self, url: str, kind: str, why: str) -> None:
         self.counts[kind] += 1
         self.report.skipped[url] = why
-        if self.scope.contains(url) and kind not in ("gone", "duplicate", "noindex"):
+        if self.scope.contains(url) and kind not in (
+            "gone",
+            "duplicate",
+            "noindex",
+            "redirect_stub",
+            "source_listing",
+        ):
             self.failed.add(self.scope.doc_id(url))
 
     def _page(self, url: str, depth: int, found: Fetched) -> None:
@@ -374,8 +380,18 @@ class _Crawl:
             if canonical not in self.queued:
                 self._enqueue(canonical, depth)
             return None
-        if read.noindex:
-            self._skip(found.url, "noindex", "the page asks not to be indexed (robots noindex)")
+        if read.refresh and read.refresh != final:
+            self._skip(found.url, "redirect_stub", f"a refresh redirect to {read.refresh}")
+            if self.scope.contains(read.refresh) and read.refresh not in self.queued:
+                self._enqueue(read.refresh, depth)
+            return None
+        if read.noindex or read.source_listing:
+            kind, why = (
+                ("noindex", "the page asks not to be indexed (robots noindex)")
+                if read.noindex
+                else ("source_listing", "a generated source-code listing (Sphinx viewcode)")
+            )
+            self._skip(found.url, kind, why)
             self._follow(links, depth)
             return None
         return found.remembered(doc_id=doc_id, links=links)

@@ -14,6 +14,7 @@ __all__ = ["PageLinks", "decode_html", "normalize_url", "read_links"]
 _CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _HEADER_CHARSET_RE = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9_.:-]+)", re.I)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_REFRESH_URL_RE = re.compile(r"url\s*=\s*(.+)$", re.I)
 
 
 @dataclass
@@ -24,6 +25,13 @@ class PageLinks:
     canonical: str = ""
     noindex: bool = False
     nofollow: bool = False
+    # ``<meta http-equiv="refresh" content="0; url=…">``: a redirect stub (MkDocs'
+    # redirects plugin, moved pages), not content of its own.
+    refresh: str = ""
+    # A generated listing of the source code (Sphinx viewcode's ``_modules`` pages, marked by
+    # their ``viewcode-back`` links): the API reference already covers it from the docs, and
+    # whole modules of code outrank the prose that explains them.
+    source_listing: bool = False
 
 
 # Link discovery reads tags by pattern, not with a full parser: a page with 10,000 links
@@ -51,12 +59,18 @@ def read_links(page: str, url: str) -> PageLinks:
     for match in _TAG_RE.finditer(_SKIPPED_RE.sub(" ", page)):
         tag, values = match.group(1).lower(), _attributes(match.group(2))
         rel = values.get("rel", "").lower().split()
+        if tag == "a" and "viewcode-back" in values.get("class", "").split():
+            found.source_listing = True
         if tag == "base" and values.get("href") and not hrefs:
             base = urljoin(base, values["href"])
         elif tag in ("a", "area") and values.get("href") and "nofollow" not in rel:
             hrefs.append(values["href"])
         elif tag == "link" and "canonical" in rel and values.get("href"):
             found.canonical = normalize_url(urljoin(base, values["href"]))
+        elif tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            target = _REFRESH_URL_RE.search(values.get("content", ""))
+            if target:
+                found.refresh = normalize_url(urljoin(base, target.group(1).strip("'\" ")))
         elif tag == "meta" and values.get("name", "").lower() in ("robots", "citewise"):
             directives = {d.strip() for d in values.get("content", "").lower().split(",")}
             found.noindex |= bool({"noindex", "none"} & directives)
