@@ -296,8 +296,8 @@ def chat_messages(request: ChatRequest) -> list[Message]:
 def responses_messages(request: ResponsesRequest) -> list[Message]:
     """The conversation of a Responses request: ``instructions`` then the ``input`` items.
 
-    Earlier commentary (status updates) a client sends back is dropped: it was never part
-    of an answer.
+    Earlier status updates a client sends back (reasoning items, or commentary messages
+    of earlier releases) are dropped: they were never part of an answer.
     """
     if request.previous_response_id is not None:
         raise APIError(
@@ -313,6 +313,8 @@ def responses_messages(request: ResponsesRequest) -> list[Message]:
         return _ends_with_user(messages, "input")
     for index, item in enumerate(request.input):
         param = f"input[{index}]"
+        if item.get("type") == "reasoning":
+            continue  # the statuses of an earlier answer (its reasoning summary), sent back
         if item.get("type", "message") != "message":
             raise APIError(
                 400, f"unsupported input item {item.get('type')!r}", param=f"{param}.type"
