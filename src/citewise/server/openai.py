@@ -46,6 +46,7 @@ from citewise.server.stream import (
     sse,
 )
 from citewise.server.tasks import task_reply
+from citewise.server.unsupported import check_chat_parameters, check_responses_parameters
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +262,7 @@ async def create_response(
     body: ResponsesRequest, request: Request
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
+    check_responses_parameters(body.model_extra or {})
     run = _Run(request, body.model, responses_messages(body), body.metadata)
     await run.prepare()
     with_results = "file_search_call.results" in (body.include or [])
@@ -298,6 +300,7 @@ async def create_chat_completion(
     body: ChatRequest, request: Request
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
+    check_chat_parameters(body.model_extra or {})
     run = _Run(request, body.model, chat_messages(body), body.metadata)
     await run.prepare()
     chunks = ChatChunks(body.model)

@@ -287,9 +287,22 @@ def _ends_with_user(messages: list[Message], param: str) -> list[Message]:
     return messages
 
 
+def _tool_turn(item: dict[str, Any]) -> bool:
+    """An assistant's tool call without text, or a tool's result: an agent's history,
+    which says nothing a documentation answer builds on."""
+    if item.get("role") == "tool":
+        return True
+    return (
+        item.get("role") == "assistant"
+        and not item.get("content")
+        and bool(item.get("tool_calls") or item.get("function_call"))
+    )
+
+
 def chat_messages(request: ChatRequest) -> list[Message]:
-    """The conversation of a Chat Completions request."""
-    messages = [_message(item, f"messages[{i}]") for i, item in enumerate(request.messages)]
+    """The conversation of a Chat Completions request (tool-call turns left out)."""
+    messages = [_message(item, f"messages[{i}]")
+                for i, item in enumerate(request.messages) if not _tool_turn(item)]  # fmt: skip
     return _ends_with_user(messages, "messages")
 
 
