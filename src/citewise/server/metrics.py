@@ -34,7 +34,7 @@ from citewise.telemetry import OPERATION, RECORD, STAGE, Event
 
 # No `*_created` series beside every counter and histogram: a timestamp per label set that
 # no dashboard reads (the OpenMetrics exposition alone needs it, and Prometheus scrapes text).
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 if TYPE_CHECKING:
     from citewise.server.logs import RequestContext
