@@ -21,6 +21,7 @@ ENV PATH=/opt/citewise/bin:$PATH \
 VOLUME /data
 USER citewise
 EXPOSE 8000
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
+# The start period covers indexing the mounted docs before the server starts.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15m \
     CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"
 CMD ["bash", "/opt/citewise-docker/start.sh"]

@@ -135,3 +135,25 @@ def test_other_models_use_their_own_structured_output_with_the_schema_in_the_pro
     (call,) = model.calls
     assert call.system.startswith("Plan the search.") and '"queries"' in call.system
     assert call.tags == ["x", "nostream"]
+
+
+def test_a_transient_server_error_is_raised_and_not_taken_for_a_refusal_of_tools() -> None:
+    import openai
+
+    failures = iter(range(3))  # the first call and both of the client's retries fail
+
+    def flaky(body: dict[str, Any]) -> StubReply:
+        if next(failures, None) is not None:
+            return StubReply(status=500, content="upstream overloaded")
+        return plan_by_tools(body)
+
+    with OpenAIStub(flaky) as stub:
+        model = openai_chat_model("m", base_url=stub.base_url, max_retries=2)
+        with pytest.raises(openai.InternalServerError):
+            asyncio.run(astructured(model, Plan, MESSAGES))
+        # The endpoint was failing, not refusing tools: the next call still uses them.
+        assert asyncio.run(astructured(model, Plan, MESSAGES)) == Plan(**PLAN)
+    # 3 calls for the failed question (no JSON-mode retry on top), 1 for the next one.
+    assert len(stub.requests) == 4
+    assert all(request.get("tools") for request in stub.requests)
+    assert not any(request.get("response_format") for request in stub.requests)

@@ -37,14 +37,13 @@ async def session_calls(
 
 def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     question = "How do I add API key authentication?"
-    tools, (search, scoped, keyword, old_k, ask, scoped_ask, bad, bad_top_k) = asyncio.run(
+    tools, (search, scoped, keyword, ask, scoped_ask, bad, bad_top_k) = asyncio.run(
         session_calls(
             lgos_home,
             [
                 ("search_docs", {"query": question, "top_k": 3}),
                 ("search_docs", {"query": question, "scope": "how-to-guides", "top_k": 2}),
                 ("search_docs", {"query": question, "top_k": 2, "search_type": "full_text"}),
-                ("search_docs", {"query": question, "k": 3}),
                 ("ask_docs", {"question": question}),
                 ("ask_docs", {"question": question, "scope": "how-to-guides", "top_k": 1}),
                 ("search_docs", {"query": question, "scope": "nowhere"}),
@@ -57,7 +56,14 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window",
                "collapse_sections"}  # fmt: skip
     search_params = set(by_name["search_docs"].input_schema["properties"])
-    assert search_params == {"query", "doc_ids", "page_prefix", "k", *options}
+    assert search_params == {"query", "doc_ids", "page_prefix", *options}  # no deprecated k
+    titles = {name: tool.title for name, tool in by_name.items()}
+    assert titles == {
+        "search_docs": "Search the docs",
+        "ask_docs": "Ask the docs",
+        "get_section": "Open a cited section",
+        "list_scopes": "List the docs' scopes",
+    }
     assert set(by_name["ask_docs"].input_schema["properties"]) == {"question", "verify", *options}
 
     # One copy of each result: structured; the text is a short listing of titles and URLs.
@@ -72,8 +78,6 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     assert all("/how-to-guides/" in r["url"] for r in scoped_results)
     keyword_results = keyword.structured_content["results"]
     assert len(keyword_results) == 2 and all(r["rankers"] == ["keyword"] for r in keyword_results)
-    # ``k`` is the deprecated name of ``top_k``.
-    assert old_k.structured_content["results"] == results
 
     answer = ask.structured_content
     assert answer["kind"] == "extractive" and answer["citations"]

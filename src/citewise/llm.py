@@ -41,8 +41,10 @@ log = logging.getLogger(__name__)
 # (base URL, model) of endpoints that refused tool calling once: later structured calls go
 # straight to JSON mode instead of paying for a failed call every request.
 _JSON_MODE_ENDPOINTS: set[tuple[str, str]] = set()
-# HTTP statuses with which gateways refuse a `tools` parameter they do not support.
-_NO_TOOLS_STATUSES = frozenset({400, 404, 422, 500, 501})
+# HTTP statuses with which gateways refuse a `tools` parameter they do not support: client
+# errors about the request, and 501. A 500/502/503 is the endpoint failing, not refusing: it
+# is raised (after the client's own retries), never taken as "no tools here" for good.
+_NO_TOOLS_STATUSES = frozenset({400, 404, 422, 501})
 
 
 def chat_model_configured(settings: Settings) -> bool:
@@ -170,15 +172,17 @@ async def astructured(
 ) -> SchemaT:
     """One call that returns a validated ``schema`` instance.
 
-    An OpenAI-compatible endpoint is asked through tool calling; when it refuses tools (an
-    HTTP error, or a reply with no tool call), the call is repeated once in JSON mode with
-    the schema in the prompt and validated by pydantic, and the endpoint is remembered so
-    later calls go straight to JSON mode. Other models use their own
+    An OpenAI-compatible endpoint is asked through tool calling; when it refuses tools (a
+    400/404/422/501 answer, or a reply with no tool call), the call is repeated once in JSON
+    mode with the schema in the prompt and validated by pydantic, and the endpoint is
+    remembered so later calls go straight to JSON mode. A server error (5xx) is raised as
+    the endpoint failing; it changes nothing for later calls. Other models use their own
     ``with_structured_output`` (the local model constrains decoding with a JSON-schema
     grammar). The call is tagged ``nostream`` so none of its tokens reach a token stream.
 
     Raises:
         ModelError: the reply could not be turned into a valid ``schema``.
+        openai.APIError: the endpoint failed (a 5xx after the client's retries, a timeout).
     """
     from langchain_core.exceptions import OutputParserException
 

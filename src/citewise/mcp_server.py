@@ -12,7 +12,6 @@ read-only, and returns its result once: as structured content, with a short text
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -28,7 +27,6 @@ from citewise.options import QueryRewrite, Rerank, SearchType, Verify
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Answers questions about {about}. search_docs returns the matching sections with their "
@@ -121,11 +119,7 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         collapse_sections: bool | None = None,
         doc_ids: list[str] | None = None,
         page_prefix: str | None = None,
-        k: int | None = None,
     ) -> dict[str, Any]:
-        if k is not None:
-            log.warning("search_docs: 'k' is deprecated: use top_k")
-            top_k = top_k if top_k is not None else k
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
             rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
@@ -194,7 +188,7 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             "cross_encoder or llm; context_window: neighbouring chunks of the same section "
             "added to each hit (0-5); collapse_sections: each section once (default true); "
             "doc_ids: only these documents; page_prefix: only pages "
-            "whose path starts with this; k: deprecated name of top_k."
+            "whose path starts with this."
         ),
         ask_docs: (
             f"Answer a question from {about}, citing the sections used (each citation a span "
@@ -209,8 +203,14 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         ),
         list_scopes: f"The scopes of {about} that search_docs and ask_docs can be limited to.",
     }
+    titles = {
+        search_docs: "Search the docs",
+        ask_docs: "Ask the docs",
+        get_section: "Open a cited section",
+        list_scopes: "List the docs' scopes",
+    }
     for tool, description in descriptions.items():
-        server.tool(description=description, annotations=read_only)(tool)
+        server.tool(title=titles[tool], description=description, annotations=read_only)(tool)
     return server
 
 

@@ -193,3 +193,12 @@ def check_bounded(scrape: Scrape) -> None:
             text = json.dumps(labels)
             assert "rotate" not in text.lower() and "zzzz" not in text and FAIL not in text
     assert sum(len(samples) for samples in series.values()) < 1500
+
+
+def test_metrics_export_no_created_series(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path / "home"), ServerOptions(), model_factory=lambda: None)
+    with running(app) as url:
+        assert httpx.get(f"{url}/v1/models", timeout=30).status_code == 200
+        exported = httpx.get(f"{url}/metrics", timeout=30).text
+    assert "citewise_requests_total{" in exported
+    assert "_created" not in exported

@@ -55,8 +55,9 @@ def test_a_streamed_answer_through_the_http_model(sdk: OpenAI, stub: OpenAIStub)
     completed = events[-1]
     assert isinstance(completed, ResponseCompletedEvent)
     messages = [m for m in completed.response.output if isinstance(m, ResponseOutputMessage)]
-    assert [m.phase for m in messages] == ["commentary"] * 3 + ["final_answer"]
-    assert messages[1].content[0].text == "Searching the docs: API key auth"  # type: ignore[union-attr]
+    assert [m.phase for m in messages] == ["final_answer"]
+    (reasoning,) = [m for m in completed.response.output if m.type == "reasoning"]
+    assert reasoning.summary[1].text == "Searching the docs: API key auth"  # type: ignore[union-attr]
     final = messages[-1].content[0]
     assert re.fullmatch(r"Add the middleware from \[.+\]\(https://\S+\) and restart\.", final.text)  # type: ignore[union-attr]
     (annotation,) = final.annotations  # type: ignore[union-attr]

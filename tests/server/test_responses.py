@@ -18,6 +18,9 @@ from openai.types.responses import (
     ResponseOutputItemDoneEvent,
     ResponseOutputMessage,
     ResponseOutputText,
+    ResponseReasoningItem,
+    ResponseReasoningSummaryPartDoneEvent,
+    ResponseReasoningSummaryTextDeltaEvent,
     ResponseStreamEvent,
     ResponseTextDeltaEvent,
     ResponseTextDoneEvent,
@@ -31,13 +34,11 @@ from citewise.testing import ScriptedChatModel
 from .conftest import settings_metadata
 
 QUESTION = "How do I add API key authentication?"
-ITEM_EVENTS = [
-    "response.output_item.added",
-    "response.content_part.added",
-    "response.output_text.delta",
-    "response.output_text.done",
-    "response.content_part.done",
-    "response.output_item.done",
+REASONING_EVENTS = [
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
 ]
 
 
@@ -66,24 +67,31 @@ def test_streamed_events_are_sdk_types_in_the_documented_order(scripted: OpenAI)
     assert isinstance(events[1], ResponseInProgressEvent)
     assert [e.sequence_number for e in events] == list(range(len(events)))
     types = [e.type for e in events]
-    # Each status is a complete commentary message of its own, before the answer starts.
+    # The statuses are the summary parts of one reasoning item, closed before the answer.
     statuses = [
         "Understanding the question",
         f"Searching the docs: {QUESTION}",
         "Writing the answer",
     ]
+    added = events[2]
+    assert isinstance(added, ResponseOutputItemAddedEvent) and added.output_index == 0
+    assert isinstance(added.item, ResponseReasoningItem) and added.item.summary == []
     for number, status in enumerate(statuses):
-        block = events[2 + 6 * number : 8 + 6 * number]
-        assert [e.type for e in block] == ITEM_EVENTS
-        added, part, delta, done, part_done, item_done = block
-        assert isinstance(added, ResponseOutputItemAddedEvent)
-        assert isinstance(added.item, ResponseOutputMessage)
-        assert added.item.phase == "commentary" and added.output_index == number
-        assert isinstance(delta, ResponseTextDeltaEvent) and delta.delta == status
-        assert isinstance(done, ResponseTextDoneEvent) and done.text == status
-        assert isinstance(item_done, ResponseOutputItemDoneEvent)
-        assert item_done.item.status == "completed"  # type: ignore[union-attr]
-    answer_start = 2 + 6 * len(statuses)
+        block = events[3 + 4 * number : 7 + 4 * number]
+        assert [e.type for e in block] == REASONING_EVENTS
+        part, delta, done, part_done = block
+        assert isinstance(delta, ResponseReasoningSummaryTextDeltaEvent)
+        assert delta.delta == status and delta.summary_index == number
+        assert delta.item_id == added.item.id
+        assert isinstance(part_done, ResponseReasoningSummaryPartDoneEvent)
+        assert part_done.part.text == status
+    item_done = events[3 + 4 * len(statuses)]
+    assert isinstance(item_done, ResponseOutputItemDoneEvent)
+    assert isinstance(item_done.item, ResponseReasoningItem)
+    assert [s.text for s in item_done.item.summary] == statuses
+    # No status is output_text: only the answer's message has text deltas.
+    assert all(e.item_id != added.item.id for e in events if isinstance(e, ResponseTextDeltaEvent))
+    answer_start = 3 + 4 * 3 + 1
     added = events[answer_start]
     assert isinstance(added, ResponseOutputItemAddedEvent)
     assert isinstance(added.item, ResponseOutputMessage) and added.item.phase == "final_answer"
@@ -125,14 +133,8 @@ def test_annotations_point_at_the_cited_text(scripted: OpenAI) -> None:
 
 def test_extractive_answer_without_a_chat_model_has_annotations(extractive: OpenAI) -> None:
     events = stream(extractive)
-    statuses = [
-        e.item
-        for e in events
-        if isinstance(e, ResponseOutputItemDoneEvent)
-        and isinstance(e.item, ResponseOutputMessage)
-        and e.item.phase == "commentary"
-    ]
-    assert [s.content[0].text for s in statuses] == [f"Searching the docs: {QUESTION}"]  # type: ignore[union-attr]
+    statuses = [e.part.text for e in events if isinstance(e, ResponseReasoningSummaryPartDoneEvent)]
+    assert statuses == [f"Searching the docs: {QUESTION}"]
     part = final_message(events).content[0]
     assert isinstance(part, ResponseOutputText)
     assert part.text.startswith("*Extractive answer")
@@ -153,6 +155,23 @@ def test_non_streaming_returns_the_answer_message_with_annotations(scripted: Ope
     assert response.output_text[annotation.start_index : annotation.end_index].endswith(  # type: ignore[union-attr]
         f"({annotation.url})"  # type: ignore[union-attr]
     )
+
+
+def test_a_streamed_final_response_has_the_output_text_of_a_non_streamed_one(
+    scripted: OpenAI,
+) -> None:
+    # What the README's loop and the SDK's helper give: the answer, no status glued to it.
+    with scripted.responses.stream(model="citewise-rag", input=QUESTION) as events:
+        printed = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+        final = events.get_final_response()
+    plain = scripted.responses.create(model="citewise-rag", input=QUESTION)
+    assert final.output_text == plain.output_text == printed
+    assert plain.output_text.startswith("Use the middleware described in [")
+    # The statuses are there for clients that show reasoning, and sent back they are dropped.
+    (reasoning,) = [item for item in final.output if isinstance(item, ResponseReasoningItem)]
+    assert reasoning.summary[0].text == "Understanding the question"
+    again = [reasoning.model_dump(exclude_none=True), {"role": "user", "content": QUESTION}]
+    assert scripted.responses.create(model="citewise-rag", input=again).output_text
 
 
 def test_history_comes_from_input_items_and_commentary_is_dropped(
@@ -189,7 +208,7 @@ def test_scope_top_k_and_search_type_settings_reach_the_search(
     assert 1 <= len({a.url for a in annotations}) <= 2  # type: ignore[union-attr]
     events = stream(extractive, metadata=metadata)
     status = events[4]
-    assert isinstance(status, ResponseTextDeltaEvent)
+    assert isinstance(status, ResponseReasoningSummaryTextDeltaEvent)
     assert status.delta == f"Searching the {scope} docs: {QUESTION}"
 
 

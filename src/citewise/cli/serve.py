@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -10,11 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 from citewise.cli.common import DEFAULT_KB, Subcommands
 from citewise.config import Settings
+from citewise.errors import ConfigurationError, KnowledgeBaseError
 
 if TYPE_CHECKING:
-    from citewise.server import ServerOptions
+    from fastapi import FastAPI
 
-__all__ = ["add_serve_commands", "server_options"]
+    from citewise.server import ServerOptions
+    from citewise.server.runtime import Runtime
+
+log = logging.getLogger("citewise.serve")
+
+API_KEYS_ENV = "CITEWISE_API_KEYS"
+ADMIN_KEYS_ENV = "CITEWISE_ADMIN_KEYS"
+INSECURE_ENV = "CITEWISE_INSECURE_NO_AUTH"
+
+__all__ = ["add_serve_commands", "server_options", "serving_app"]
 
 
 def server_options(
@@ -34,6 +46,8 @@ def server_options(
     options = ServerOptions.from_env(env)
     if args.kb:
         options = replace(options, kb=args.kb)
+    if getattr(args, "insecure_no_auth", False):
+        options = replace(options, insecure_no_auth=True)
     spec = ReleaseSpec.parse(args.release, **release_options(env)) if args.release else None
     spec = spec or options.release
     flags: dict[str, Any] = {
@@ -48,17 +62,100 @@ def server_options(
     return options
 
 
+def is_loopback(host: str) -> bool:
+    """True when ``host`` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any address
+
+
+def check_bind(host: str, options: ServerOptions) -> None:
+    """Refuse to serve an open API beyond this machine, unless told ``--insecure-no-auth``.
+
+    Raises:
+        ConfigurationError: ``host`` is not loopback, no API key is set and the operator
+            did not opt out.
+    """
+    if is_loopback(host) or options.api_keys:
+        return
+    if not options.insecure_no_auth:
+        raise ConfigurationError(
+            f"refusing to serve on {host} without API keys: anyone who can reach it could "
+            f"ask and upload; set {API_KEYS_ENV}=KEY[,KEY…], or pass --insecure-no-auth "
+            f"({INSECURE_ENV}=1) on a network you trust"
+        )
+    closed = (
+        "" if options.admin_keys else f"; the admin API stays closed until {ADMIN_KEYS_ENV} is set"
+    )
+    log.warning(
+        "INSECURE: serving on %s with no API keys (--insecure-no-auth): anyone who can reach "
+        "this address can ask questions%s",
+        host,
+        closed,
+    )
+
+
+def check_default_kb(runtime: Runtime) -> None:
+    """Refuse an unknown ``--kb`` now, not at every question; say what is served.
+
+    Raises:
+        KnowledgeBaseError: the configured knowledge base does not exist, or several do
+            and none is the default.
+    """
+    from citewise.server.runtime import default_kb, no_default_message
+
+    options = runtime.options
+    if options.release is not None:
+        log.info("serving the release %s (indexed on first use)", options.release)
+        return
+    names = runtime.library.names()
+    known = ", ".join(names) or "none yet"
+    if options.kb is not None:
+        if options.kb not in names:
+            raise KnowledgeBaseError(
+                f"unknown knowledge base {options.kb!r} for --kb (CITEWISE_KB) (known: {known})"
+            )
+        log.info("serving knowledge base %r (knowledge bases: %s)", options.kb, known)
+        return
+    chosen = default_kb(names)
+    if chosen is not None:
+        log.info("serving knowledge base %r, the default (knowledge bases: %s)", chosen, known)
+    elif names:
+        raise KnowledgeBaseError(no_default_message(names))
+    else:
+        log.warning("serving no knowledge base: %s", no_default_message(names))
+
+
+def serving_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
+    """The app ``citewise serve`` runs, once its bind address and knowledge base pass.
+
+    Raises:
+        ConfigurationError / KnowledgeBaseError: see :func:`check_bind`, :func:`check_default_kb`.
+    """
+    from citewise.server import create_app
+
+    options = server_options(args)
+    check_bind(args.host, options)
+    app = create_app(settings, options)
+    check_default_kb(app.state.runtime)
+    return app
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: the other commands need neither uvicorn nor the server's routes.
     import uvicorn
 
-    from citewise.server import create_app
-    from citewise.server.logs import configure_logging
+    from citewise.server.logs import configure_logging, uvicorn_log_config
 
     configure_logging()  # one line per request (JSON off a terminal), replacing uvicorn's
-
-    app = create_app(settings, server_options(args))
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    app = serving_app(args, settings)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
+        log_config=uvicorn_log_config(),
+    )  # fmt: skip
     return 0
 
 
@@ -75,7 +172,10 @@ def add_serve_commands(commands: Subcommands) -> None:
     serve = commands.add_parser("serve", help="serve the OpenAI-compatible API and chat page")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--kb", default=None, help="default knowledge base (CITEWISE_KB, docs)")
+    serve.add_argument(
+        "--kb", default=None,
+        help="default knowledge base (CITEWISE_KB; default: the only one, or docs)",
+    )  # fmt: skip
     serve.add_argument("--release", help="serve a release, indexed on first use: OWNER/REPO@VER")
     release = serve.add_argument_group("the release (as for citewise index --release)")
     release.add_argument("--site-url", default=None, help="published site URL of the release")
@@ -85,6 +185,11 @@ def add_serve_commands(commands: Subcommands) -> None:
     release.add_argument(
         "--separate-scope", action="append", default=[], metavar="SECTION",
         help="a nav section kept out of the library scope (CITEWISE_RELEASE_SEPARATE_SCOPES)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--insecure-no-auth", action="store_true",
+        help="serve beyond loopback with no API keys (CITEWISE_INSECURE_NO_AUTH=1); the admin "
+        "API stays closed unless CITEWISE_ADMIN_KEYS is set",
     )  # fmt: skip
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     serve.set_defaults(run=cmd_serve)

@@ -11,7 +11,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from citewise import __version__
@@ -20,6 +19,7 @@ from citewise.kb import Library
 from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
 from citewise.server import diagnostics, openai
+from citewise.server.apidocs import openapi_schema, swagger_page
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
 from citewise.server.limits import BodyLimitMiddleware, BodyLimits, JSONCheckMiddleware
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["create_app"]
 
-_WEB_TYPES = {".js": "text/javascript", ".css": "text/css"}
+_WEB_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 
 def cors_origins(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -89,6 +89,8 @@ def create_app(
         observers.append(traces)
     app.state.api_keys = options.api_keys
     app.state.admin_keys = options.admin_keys
+    # Open without keys beyond loopback, as asked: questions yes, deleting knowledge bases no.
+    app.state.admin_closed = options.insecure_no_auth and not options.admin_keys
     install_error_handlers(app)
     limits = BodyLimits.from_env()
     # Innermost: reads a JSON body only once the body limit has bounded it, and refuses
@@ -120,12 +122,12 @@ def create_app(
     guarded.add_api_route("/metrics", metrics_endpoint, include_in_schema=False)
 
     @guarded.get("/openapi.json", include_in_schema=False)
-    async def openapi_schema() -> JSONResponse:
-        return JSONResponse(app.openapi())
+    async def openapi() -> JSONResponse:
+        return JSONResponse(openapi_schema(app))
 
     @guarded.get("/docs", include_in_schema=False)
     async def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="citewise API")
+        return swagger_page("/openapi.json")
 
     app.include_router(guarded)
     app.include_router(openai.router)
@@ -156,6 +158,12 @@ def _web_router() -> APIRouter:
     @router.get("/")
     async def index() -> HTMLResponse:
         return HTMLResponse((web / "index.html").read_text(encoding="utf-8"))
+
+    @router.get("/favicon.ico")
+    async def favicon() -> Response:
+        # Browsers and tools ask for it whatever the page links: an icon, not a 404 per load.
+        return Response((web / "favicon.svg").read_text(encoding="utf-8"),
+                        media_type="image/svg+xml")  # fmt: skip
 
     @router.get("/web/{name}")
     async def asset(name: str) -> Response:

@@ -21,6 +21,7 @@ ADMIN_KEYS_ENV = "CITEWISE_ADMIN_KEYS"
 __all__ = [
     "ADMIN_KEYS_ENV",
     "API_KEYS_ENV",
+    "api_keys_of",
     "parse_keys",
     "require_admin_key",
     "require_api_key",
@@ -40,6 +41,11 @@ def _keys(request: Request, attribute: str, env: str) -> frozenset[str]:
         return parse_keys(keys)
     # Any collection of keys (a tuple must never turn authentication off).
     return frozenset(str(key) for key in keys if str(key).strip())
+
+
+def api_keys_of(request: Request) -> frozenset[str]:
+    """The API keys that guard the app serving ``request`` (empty: the API is open)."""
+    return _keys(request, "api_keys", API_KEYS_ENV)
 
 
 def _bearer(request: Request) -> str | None:
@@ -84,15 +90,31 @@ async def require_admin_key(request: Request) -> None:
     """Dependency: an admin key when ``CITEWISE_ADMIN_KEYS`` is set; otherwise the same rule as
     :func:`require_api_key` (so a server without admin keys is no more open than its API).
 
+    A server run with ``--insecure-no-auth`` and no admin keys keeps the admin API closed.
+
     Raises:
-        APIError: 401 in the OpenAI envelope.
+        APIError: 401 in the OpenAI envelope; 403 for an API key that is not an admin key,
+            and on a server whose admin API is closed.
     """
     admin = _keys(request, "admin_keys", ADMIN_KEYS_ENV)
     if not admin:
+        if getattr(request.app.state, "admin_closed", False):
+            raise APIError(
+                403,
+                f"the admin API is closed: this server runs without API keys "
+                f"(--insecure-no-auth); set {ADMIN_KEYS_ENV} to open it",
+                code="admin_closed",
+            )
         await require_api_key(request)
         return
     token = _bearer(request)
     if token is None:
         raise _unauthorized("missing admin key: send 'Authorization: Bearer <admin key>'")
     if not _matches(token, admin):
+        if _matches(token, _keys(request, "api_keys", API_KEYS_ENV)):
+            # Known, but not for this: a 403, not the 401 of a wrong key.
+            raise APIError(
+                403, "admin key required: this is an API key, not an admin key",
+                code="admin_key_required",
+            )  # fmt: skip
         raise _unauthorized("invalid admin key")

@@ -265,11 +265,29 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
     }
 
 
-@_reader.get("/{kb}/documents/{doc_id:path}/content")
-def document_content(kb: str, doc_id: str, request: Request) -> Response:
+# Its own router: a signed link (what answers give a browser) opens it without a key.
+_linked = APIRouter(prefix=PREFIX, tags=["knowledge bases"])
+
+
+@_linked.get("/{kb}/documents/{doc_id:path}/content")
+async def document_content(
+    kb: str,
+    doc_id: str,
+    request: Request,
+    expires: str | None = None,
+    signature: str | None = None,
+) -> Response:
     """A document's text (Markdown rebuilt from its stored sections: the original file is
-    not kept), what a citation of an uploaded file links to."""
-    knowledge = _open(runtime_of(request), kb)
+    not kept), what a citation of an uploaded file links to. It needs an API key, or the
+    ``expires`` and ``signature`` of the link an answer gave."""
+    runtime = runtime_of(request)
+    if not runtime.links.valid(kb, doc_id, expires, signature):
+        await require_api_key(request)
+    return await asyncio.to_thread(_document_response, runtime, kb, doc_id, request)
+
+
+def _document_response(runtime: Runtime, kb: str, doc_id: str, request: Request) -> Response:
+    knowledge = _open(runtime, kb)
     # A browser following a citation asks for HTML: give it the page with the sections'
     # anchors, so the link lands on its section; API clients get the Markdown.
     if "text/html" in request.headers.get("accept", ""):
@@ -293,5 +311,6 @@ def examples(kb: str, request: Request) -> dict[str, Any]:
 
 # The reader's routes first: ``…/documents/{doc_id:path}`` of the admin API would take them.
 router = APIRouter()
+router.include_router(_linked)
 router.include_router(_reader)
 router.include_router(_admin)

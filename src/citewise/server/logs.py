@@ -36,6 +36,7 @@ __all__ = [
     "RequestMiddleware",
     "configure_logging",
     "current_request",
+    "uvicorn_log_config",
 ]
 
 LOG_LEVEL_ENV = "CITEWISE_LOG_LEVEL"
@@ -279,4 +280,18 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(name)
+    # The chat model's HTTP client logs every call at info: the request line says enough.
+    for chatty in _CHATTY_LOGGERS:
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLevelName(name)))
     return handler
+
+
+_CHATTY_LOGGERS = ("httpx", "httpcore", "openai", "urllib3")
+
+
+def uvicorn_log_config() -> dict[str, Any]:
+    """uvicorn's ``log_config``: its loggers keep no handlers of their own and pass their
+    lines to the root handler :func:`configure_logging` installed, so they are JSON too."""
+    loggers = {name: {"handlers": [], "propagate": True}
+               for name in ("uvicorn", "uvicorn.error", "uvicorn.access")}  # fmt: skip
+    return {"version": 1, "disable_existing_loggers": False, "loggers": loggers}

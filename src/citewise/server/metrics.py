@@ -16,7 +16,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -25,6 +31,10 @@ from starlette.responses import Response
 
 from citewise.kb import WORKFLOWS
 from citewise.telemetry import OPERATION, RECORD, STAGE, Event
+
+# No `*_created` series beside every counter and histogram: a timestamp per label set that
+# no dashboard reads (the OpenMetrics exposition alone needs it, and Prometheus scrapes text).
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 if TYPE_CHECKING:
     from citewise.server.logs import RequestContext

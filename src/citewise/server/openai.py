@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import threading
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from contextvars import ContextVar
 from dataclasses import replace
 from functools import cache
 from typing import Any, cast
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
-from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, Status, TextDelta
+from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
 from citewise.models import Answer
-from citewise.server.auth import require_api_key
+from citewise.server.auth import api_keys_of, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
+from citewise.server.links import LinkRewriter, document_url, is_relative, rewrite_links
 from citewise.server.metrics import Metrics
 from citewise.server.requests import (
     ChatRequest,
@@ -46,6 +46,7 @@ from citewise.server.stream import (
     sse,
 )
 from citewise.server.tasks import task_reply
+from citewise.server.unsupported import check_chat_parameters, check_responses_parameters
 
 log = logging.getLogger(__name__)
 
@@ -140,10 +141,6 @@ def _usage_handler() -> Callable[[_Usage], Any]:
     return Handler
 
 
-# A URL with a scheme is published (a docs site); one without names an uploaded file.
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-
-
 class _Run:
     """One validated request, ready to answer: conversation, knowledge base, search options."""
 
@@ -157,11 +154,16 @@ class _Run:
         self.client = parse_client_settings(metadata)
         self.usage = _Usage()
         self.task: str | None = None
+        self.started = time.time()
+        self.keys = bool(api_keys_of(request))
+        self.uploaded: dict[str, str] = {}  # stored URL (no fragment) → doc_id of uploads
+        self.links = LinkRewriter(self.publish)
 
     async def prepare(self) -> None:
         """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
         ``scope``) before the status line goes out."""
         self.kb, self.options = await asyncio.to_thread(resolve, self.runtime, self.client)
+        self.uploaded = await asyncio.to_thread(_uploaded_documents, self.kb)
         # Made once per library; made here, off the event loop, as a local model loads slowly.
         model = await asyncio.to_thread(lambda: self.kb.model)
         if model is None:
@@ -187,21 +189,36 @@ class _Run:
                     return self.published(event.answer)
         raise APIError(500, "the workflow ended without an answer", code="server_error")
 
+    def publish(self, url: str) -> str | None:
+        """The published URL of a stored URL of an uploaded file (``policies.pdf#page=1``):
+        the document's content route, absolute, signed when keys guard it (None: ``url``
+        is published already, or names no document)."""
+        if not is_relative(url):
+            return None
+        path, _, fragment = url.partition("#")  # the fragment: the section, for the reader
+        doc_id = self.uploaded.get(path)
+        if doc_id is None:
+            return None
+        signed = self.runtime.links.query(self.kb.name, doc_id, self.started) if self.keys else ""
+        return document_url(self.base_url, self.kb.name, doc_id, fragment, signed)
+
     def published(self, answer: Answer) -> Answer:
-        """``answer`` with each citation of an uploaded file (a URL without a scheme, such
-        as ``policies.pdf#page=1``) linking to the document's content route instead."""
-        doc_ids = {hit.chunk.url: hit.chunk.doc_id for hit in answer.hits}
-        citations = []
-        for citation in answer.citations:
-            doc_id = doc_ids.get(citation.url)
-            if doc_id is not None and not _SCHEME.match(citation.url):
-                path = f"v1/knowledge-bases/{quote(self.kb.name, safe='')}/documents/"
-                fragment = citation.url.partition("#")[2]  # the section, for the reader
-                url = f"{self.base_url}{path}{quote(doc_id)}/content"
-                url += f"#{fragment}" if fragment else ""
-                citation = replace(citation, url=url)
-            citations.append(citation)
-        return replace(answer, citations=tuple(citations))
+        """``answer`` with each link to an uploaded file, in its text and its citations,
+        as :meth:`publish` makes it: a client shows and opens the same absolute URL."""
+        for hit in answer.hits:  # documents added since the run began
+            if is_relative(hit.chunk.url):
+                self.uploaded.setdefault(hit.chunk.url.partition("#")[0], hit.chunk.doc_id)
+        text, moved = rewrite_links(answer.text, self.publish)
+        citations = tuple(
+            replace(
+                citation,
+                url=self.publish(citation.url) or citation.url,
+                start_index=moved(citation.start_index),
+                end_index=moved(citation.end_index),
+            )
+            for citation in answer.citations
+        )
+        return replace(answer, text=text, citations=citations)
 
     def usage_json(self) -> Payload:
         return no_usage() if self.task is not None else self.usage.as_json()
@@ -213,6 +230,11 @@ class _Run:
             return from_citewise_error(error)
         log.exception("answer failed mid-stream", exc_info=error)
         return APIError(500, "internal server error", code="server_error")
+
+
+def _uploaded_documents(kb: KnowledgeBase) -> dict[str, str]:
+    """The stored URL → doc_id of each document of ``kb`` published by this server."""
+    return {doc.url: doc.doc_id for doc in kb.documents() if is_relative(doc.url)}
 
 
 async def _task_events(reply: str) -> AsyncGenerator[Event, None]:
@@ -240,6 +262,7 @@ async def create_response(
     body: ResponsesRequest, request: Request
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
+    check_responses_parameters(body.model_extra or {})
     run = _Run(request, body.model, responses_messages(body), body.metadata)
     await run.prepare()
     with_results = "file_search_call.results" in (body.include or [])
@@ -252,9 +275,12 @@ async def create_response(
         if isinstance(event, Status):
             payloads = builder.status(event.text)
         elif isinstance(event, TextDelta):
-            payloads = builder.delta(event.text)
+            text = run.links.feed(event.text)
+            payloads = builder.delta(text) if text else []
         else:
-            payloads = builder.done(run.published(event.answer), run.usage_json())
+            held = run.links.flush()
+            payloads = builder.delta(held) if held else []
+            payloads += builder.done(run.published(event.answer), run.usage_json())
         return [sse(payload) for payload in payloads]
 
     def on_error(error: APIError) -> list[str]:
@@ -274,6 +300,7 @@ async def create_chat_completion(
     body: ChatRequest, request: Request
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
+    check_chat_parameters(body.model_extra or {})
     run = _Run(request, body.model, chat_messages(body), body.metadata)
     await run.prepare()
     chunks = ChatChunks(body.model)
@@ -293,9 +320,11 @@ async def create_chat_completion(
                 else []
             )
         if isinstance(event, TextDelta) and event.text:
-            streamed.append(event.text)
-            return [sse(chunks.chunk({"content": event.text}), named=False)]
+            text = run.links.feed(event.text)
+            streamed.append(text)
+            return [sse(chunks.chunk({"content": text}), named=False)] if text else []
         if isinstance(event, Done):
+            streamed.append(run.links.flush())
             answer = run.published(event.answer)
             text, sent = answer.text, "".join(streamed)
             final: dict[str, Any] = {"annotations": chat_annotations(answer)}

@@ -291,17 +291,30 @@ def _ends_with_user(messages: list[Message], param: str) -> list[Message]:
     return messages
 
 
+def _tool_turn(item: dict[str, Any]) -> bool:
+    """An assistant's tool call without text, or a tool's result: an agent's history,
+    which says nothing a documentation answer builds on."""
+    if item.get("role") == "tool":
+        return True
+    return (
+        item.get("role") == "assistant"
+        and not item.get("content")
+        and bool(item.get("tool_calls") or item.get("function_call"))
+    )
+
+
 def chat_messages(request: ChatRequest) -> list[Message]:
-    """The conversation of a Chat Completions request."""
-    messages = [_message(item, f"messages[{i}]") for i, item in enumerate(request.messages)]
+    """The conversation of a Chat Completions request (tool-call turns left out)."""
+    messages = [_message(item, f"messages[{i}]")
+                for i, item in enumerate(request.messages) if not _tool_turn(item)]  # fmt: skip
     return _ends_with_user(messages, "messages")
 
 
 def responses_messages(request: ResponsesRequest) -> list[Message]:
     """The conversation of a Responses request: ``instructions`` then the ``input`` items.
 
-    Earlier commentary (status updates) a client sends back is dropped: it was never part
-    of an answer.
+    Earlier status updates a client sends back (reasoning items, or commentary messages
+    of earlier releases) are dropped: they were never part of an answer.
     """
     if request.previous_response_id is not None:
         raise APIError(
@@ -317,6 +330,8 @@ def responses_messages(request: ResponsesRequest) -> list[Message]:
         return _ends_with_user(messages, "input")
     for index, item in enumerate(request.input):
         param = f"input[{index}]"
+        if item.get("type") == "reasoning":
+            continue  # the statuses of an earlier answer (its reasoning summary), sent back
         if item.get("type", "message") != "message":
             raise APIError(
                 400, f"unsupported input item {item.get('type')!r}", param=f"{param}.type"

@@ -16,12 +16,13 @@ from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
 from citewise.kb.models import ModelFactory
 from citewise.kb.releases import ReleaseIndex
 from citewise.server.auth import ADMIN_KEYS_ENV, API_KEYS_ENV, parse_keys
+from citewise.server.links import LinkSigner
 from citewise.sources.nav import ScopeRule
 from citewise.sources.release import ReleaseSpec
 
 DEFAULT_KB = "docs"
 
-__all__ = ["DEFAULT_KB", "Runtime", "ServerOptions", "runtime_of"]
+__all__ = ["DEFAULT_KB", "Runtime", "ServerOptions", "default_kb", "runtime_of"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,8 @@ class ServerOptions:
     """Server-wide options (environment ``CITEWISE_*``, or ``citewise serve`` flags).
 
     Args:
-        kb: the knowledge base a request uses when it names none.
+        kb: the knowledge base a request uses when it names none (None: the only one in
+            the store, else ``docs``; ``citewise serve`` checks it at start).
         release: a published release to serve (``CITEWISE_RELEASE=OWNER/REPO@VERSION``),
             fetched and indexed on first use; it is then the default knowledge base. As for
             ``citewise index --release``: ``CITEWISE_RELEASE_SITE_URL``,
@@ -40,13 +42,16 @@ class ServerOptions:
             comma-separated); empty leaves the routes open.
     """
 
-    kb: str = DEFAULT_KB
+    kb: str | None = None
     release: ReleaseSpec | None = None
     api_keys: frozenset[str] = frozenset()
     admin_keys: frozenset[str] = frozenset()
     # Chat Completions: stream status updates as reasoning_content for every request
     # (CITEWISE_SHOW_STATUS), not only for those whose settings ask.
     show_status: bool = False
+    # Served beyond loopback with no API keys, as the operator asked (``--insecure-no-auth``,
+    # CITEWISE_INSECURE_NO_AUTH): the admin API is then closed unless admin keys are set.
+    insecure_no_auth: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerOptions:
@@ -67,12 +72,17 @@ class ServerOptions:
                 **options,
             )
         return cls(
-            kb=env.get("CITEWISE_KB") or DEFAULT_KB,
+            kb=env.get("CITEWISE_KB") or None,
             release=spec,
             api_keys=parse_keys(env.get(API_KEYS_ENV)),
             admin_keys=parse_keys(env.get(ADMIN_KEYS_ENV)),
-            show_status=env.get("CITEWISE_SHOW_STATUS", "").lower() in {"1", "true", "yes"},
+            show_status=_flag(env.get("CITEWISE_SHOW_STATUS")),
+            insecure_no_auth=_flag(env.get("CITEWISE_INSECURE_NO_AUTH")),
         )
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").lower() in {"1", "true", "yes"}
 
 
 def release_options(env: Mapping[str, str]) -> dict[str, Any]:
@@ -115,7 +125,8 @@ class Runtime:
         self.settings = settings
         self.options = options
         self.library = library or Library(settings, model_factory=model_factory)
-        self.default = options.kb
+        # Signs the links answers give to uploaded documents (see citewise.server.links).
+        self.links = LinkSigner.from_env(os.environ)
         self.release: ReleaseIndex | None = (
             ReleaseIndex(options.release, self.library) if options.release is not None else None
         )
@@ -132,6 +143,8 @@ class Runtime:
             return self.release.get()
         name = name or self.default
         known = self.library.names()
+        if name is None:
+            raise KnowledgeBaseError(no_default_message(known))
         # Checked before opening so a request naming garbage leaves nothing in the cache.
         if name not in known:
             listed = ", ".join(known) or "none yet"
@@ -150,8 +163,16 @@ class Runtime:
         return self.kb(name)
 
     @property
+    def default(self) -> str | None:
+        """The knowledge base a request naming none gets: the configured one, else the
+        only one in the store, else ``docs`` if there is one (None: none to choose)."""
+        if self.options.kb is not None:
+            return self.options.kb
+        return default_kb(self.library.names())
+
+    @property
     def default_name(self) -> str:
-        return self._release_name() or self.default
+        return self._release_name() or self.default or DEFAULT_KB
 
     def _release_name(self) -> str | None:
         if self.release is None:
@@ -184,6 +205,27 @@ class Runtime:
         ones while it is unavailable (a release not built yet)."""
         kb = self._available(name)
         return kb.config.defaults if kb is not None else SearchOptions()
+
+
+def default_kb(names: list[str]) -> str | None:
+    """The knowledge base to serve when none is named: the only one, or ``docs`` among
+    several (None: there is none, or several and no ``docs``)."""
+    if len(names) == 1:
+        return names[0]
+    return DEFAULT_KB if DEFAULT_KB in names else None
+
+
+def no_default_message(names: list[str]) -> str:
+    """Why there is no default knowledge base among ``names``, and what to do."""
+    if not names:
+        return (
+            "no knowledge base yet: index one (citewise index DIR --kb NAME) or upload one "
+            "(POST /v1/knowledge-bases)"
+        )
+    return (
+        f"several knowledge bases ({', '.join(names)}) and none is the default: start the "
+        "server with --kb NAME (CITEWISE_KB), or name one in the request's settings (kb)"
+    )
 
 
 _RUNTIME_LOCK = threading.Lock()

@@ -3,9 +3,11 @@
 Responses (``POST /v1/responses``), for a question whose workflow reports two statuses::
 
     response.created, response.in_progress
-    per status (its own complete message, ``phase: "commentary"``):
-        output_item.added, content_part.added, output_text.delta, output_text.done,
-        content_part.done, output_item.done
+    the statuses, as one ``reasoning`` item whose summary parts they are (what reasoning
+    models stream, and what clients show apart from the answer, never as ``output_text``):
+        output_item.added, then per status: reasoning_summary_part.added,
+        reasoning_summary_text.delta, reasoning_summary_text.done,
+        reasoning_summary_part.done; output_item.done before the answer starts
     the answer (one message, ``phase: "final_answer"``):
         output_item.added, content_part.added, output_text.delta × N,
         output_text.annotation.added × citations, output_text.done, content_part.done,
@@ -101,6 +103,7 @@ class ResponseEvents:
         self.output: list[Payload] = []
         self._sequence = 0
         self._answer: Payload | None = None  # the open final_answer item
+        self._reasoning: Payload | None = None  # the open reasoning item of the statuses
         self._streamed = ""
         self.usage: Payload | None = None  # set by ``done``: the Responses shape of usage
 
@@ -173,18 +176,50 @@ class ResponseEvents:
         )
 
     def status(self, text: str) -> list[Payload]:
-        """A status update as its own complete commentary message."""
+        """A status update as one more summary part of the statuses' reasoning item: never
+        ``output_text``, so a client printing the answer's deltas prints only the answer,
+        and the streamed Response's ``output_text`` is the non-streamed one."""
         if self._answer is not None:
             # Both workflows report nothing once the answer streams; interleaving items
             # would confuse clients that render output in order.
             return []
-        item, events = self._open("commentary")
-        return [*events, self._delta(item, text), *self._close(item, text, [])]
+        events: list[Payload] = []
+        if self._reasoning is None:
+            self._reasoning = {"id": _id("rs"), "type": "reasoning", "summary": [],
+                               "status": "in_progress"}  # fmt: skip
+            self.output.append(self._reasoning)
+            index = len(self.output) - 1
+            events.append(self._event("response.output_item.added", output_index=index,
+                                      item=dict(self._reasoning, summary=[])))  # fmt: skip
+        item = self._reasoning
+        summary: list[Payload] = item["summary"]
+        where = {"output_index": self.output.index(item), "item_id": item["id"],
+                 "summary_index": len(summary)}  # fmt: skip
+        part = {"type": "summary_text", "text": text}
+        summary.append(part)
+        return [
+            *events,
+            self._event("response.reasoning_summary_part.added",
+                        part={"type": "summary_text", "text": ""}, **where),
+            self._event("response.reasoning_summary_text.delta", delta=text, **where),
+            self._event("response.reasoning_summary_text.done", text=text, **where),
+            self._event("response.reasoning_summary_part.done", part=part, **where),
+        ]  # fmt: skip
+
+    def _end_reasoning(self) -> list[Payload]:
+        item, self._reasoning = self._reasoning, None
+        if item is None:
+            return []
+        item["status"] = "completed"
+        index = self.output.index(item)
+        return [self._event("response.output_item.done", output_index=index, item=item)]
 
     def delta(self, text: str) -> list[Payload]:
         events: list[Payload] = []
         if self._answer is None:
-            self._answer, events = self._open("final_answer")
+            events = self._end_reasoning()
+            self._answer, opened = self._open("final_answer")
+            events += opened
         self._streamed += text
         return [*events, self._delta(self._answer, text)]
 
@@ -243,12 +278,13 @@ class ResponseEvents:
 
     def failed(self, message: str, code: str = "server_error") -> list[Payload]:
         error = {"code": code, "message": message}
-        return [self._event("response.failed", response=self.response("failed", error))]
+        closed = self._end_reasoning()
+        return [*closed, self._event("response.failed", response=self.response("failed", error))]
 
     def final(self, answer: Answer, usage: Payload | None = None) -> Payload:
         """The non-streaming response: the answer message with its annotations only."""
         self.output = []
-        self._answer = None
+        self._answer = self._reasoning = None
         self._streamed = ""
         self.done(answer, usage)
         return self.response("completed")

@@ -245,17 +245,17 @@ async function ask(question, signal) {
             }
           }
           break;
+        case "response.reasoning_summary_part.done": { // a status: what citewise is doing
+          const stick = nearBottom();
+          data.statuses.push(event.part.text);
+          addStatus(turn, event.part.text, true);
+          follow(stick);
+          break;
+        }
         case "response.output_item.done":
-          if (event.item.type !== "message") break;
-          if (event.item.phase === "commentary") {
-            const stick = nearBottom();
-            data.statuses.push(event.item.content[0].text);
-            addStatus(turn, event.item.content[0].text, true);
-            follow(stick);
-          } else {
-            data.answer = event.item.content[0].text;
-            data.annotations = event.item.content[0].annotations;
-          }
+          if (event.item.type !== "message" || event.item.id !== answerId) break;
+          data.answer = event.item.content[0].text;
+          data.annotations = event.item.content[0].annotations;
           break;
         case "response.failed":
           throw new Error(`The answer failed: ${event.response.error.message}`);
