@@ -5,7 +5,7 @@ an optional extra and imported only when the local model is used. Measured on 2 
 with ``n_threads=2``: Qwen2.5-Coder-1.5B-Instruct takes about 16 s to the first token of a
 1,500-token prompt, then 24 tokens/s; the 0.5B model about 8 s, then 42 tokens/s. On a busy
 machine more threads than free cores is far slower (llama.cpp's threads wait on each other at
-every step): see ``default_threads`` and ``benchmarks/llm-threads.md``.
+every step): see ``default_threads``.
 """
 
 from __future__ import annotations
@@ -137,8 +137,9 @@ def default_threads(cores: int | None = None) -> int:
 
     llama.cpp's threads meet at a barrier after every step, so one thread that the machine
     cannot schedule stalls them all; leaving cores free for everything else costs little when
-    the machine is idle and saves an order of magnitude when it is busy. Measured on a 2-core
-    machine under load (``benchmarks/llm-threads.md``).
+    the machine is idle and saves an order of magnitude when it is busy: on a 2-core machine
+    under load, the 1.5B model generated 8 tokens/s with one thread and 0.5 with two (issue
+    37's measurement). ``CITEWISE_LLM_THREADS`` / ``CITEWISE_LLM_BATCH_THREADS`` override it.
     """
     return max(1, (cores if cores is not None else available_cores()) // 2)
 

@@ -93,8 +93,8 @@ class LangfuseRecorder(BaseHTTPRequestHandler):
             self._send(dataset)
         elif url.path == "/api/public/dataset-items":
             dataset = self.datasets[payload["datasetName"]]
-            item = {**payload, "status": "ACTIVE", "datasetId": dataset["id"], "mediaReferences": [],
-                    "createdAt": now, "updatedAt": now}  # fmt: skip
+            item = {**payload, "status": "ACTIVE", "datasetId": dataset["id"],
+                    "mediaReferences": [], "createdAt": now, "updatedAt": now}  # fmt: skip
             self.items[payload["id"]] = item
             self._send(item)
         elif url.path == "/api/public/scores":
@@ -200,7 +200,7 @@ def test_an_evaluation_becomes_a_dataset_and_dataset_runs_with_its_scores(
     )
 
     attributes: list[str] = []
-    for method, path, body in recorder.requests:
+    for _, path, body in recorder.requests:
         if path.startswith("/api/public/otel"):
             request = ExportTraceServiceRequest.FromString(gzip.decompress(body))
             for resource in request.resource_spans:
