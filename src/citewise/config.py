@@ -35,6 +35,9 @@ class Settings:
         llm_temperature: the answer call's sampling temperature (``CITEWISE_LLM_TEMPERATURE``,
             0 by default: the same question over the same sections gets the same answer;
             planning and grading always run at 0).
+        llm_threads / llm_batch_threads: the local model's threads for generating tokens and
+            for reading the prompt (``CITEWISE_LLM_THREADS``, ``CITEWISE_LLM_BATCH_THREADS``;
+            unset: see ``citewise.llamacpp.default_threads``).
     """
 
     home: Path
@@ -46,6 +49,8 @@ class Settings:
     llm_gguf: str | None = None
     store_url: str | None = None
     llm_temperature: float = 0.0
+    llm_threads: int | None = None
+    llm_batch_threads: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -66,6 +71,8 @@ class Settings:
             llm_gguf=env.get("CITEWISE_LLM_GGUF") or None,
             store_url=env.get("CITEWISE_STORE_URL") or None,
             llm_temperature=_temperature(env.get("CITEWISE_LLM_TEMPERATURE") or "0"),
+            llm_threads=_threads(env, "CITEWISE_LLM_THREADS"),
+            llm_batch_threads=_threads(env, "CITEWISE_LLM_BATCH_THREADS"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -91,6 +98,15 @@ def _temperature(value: str) -> float:
             f"CITEWISE_LLM_TEMPERATURE must be a number from 0 to 2, not {value!r}"
         )
     return temperature
+
+
+def _threads(env: Mapping[str, str], name: str) -> int | None:
+    value = env.get(name) or ""
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 256:
+        raise ConfigurationError(f"{name} must be an integer from 1 to 256, not {value!r}")
+    return int(value)
 
 
 def RequestSettings(scope: str = "all", k: int = 10, mode: str = "hybrid") -> SearchOptions:  # noqa: N802

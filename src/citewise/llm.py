@@ -66,7 +66,12 @@ def chat_model(settings: Settings, *, temperature: float | None = None) -> BaseC
     if settings.llm_model in (None, LOCAL_MODEL):
         from citewise.llamacpp import find_gguf, local_chat_model
 
-        return local_chat_model(find_gguf(settings), temperature=temperature)
+        return local_chat_model(
+            find_gguf(settings),
+            temperature=temperature,
+            n_threads=settings.llm_threads,
+            n_threads_batch=settings.llm_batch_threads,
+        )
     assert settings.llm_model is not None
     return openai_chat_model(
         settings.llm_model,

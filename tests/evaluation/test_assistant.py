@@ -28,9 +28,15 @@ def case_aware_plan(call: ScriptedCall) -> dict[str, Any]:
     return {"needs_docs": True, "queries": [call.last]}
 
 
+def case_aware_answer(call: ScriptedCall) -> str:
+    """Asks back for a message too vague to act on, else points at the docs."""
+    question = call.last.rsplit("</documentation>", 1)[-1].strip().lower()
+    return "What do you need help with?" if question.endswith("help") else "See the docs."
+
+
 def test_dev_cases_pass_with_a_planner_that_plans_well(lgos_kb: KnowledgeBase) -> None:
     cases = load_cases(require(CASES))
-    model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer="See the docs."))
+    model = ScriptedChatModel(reply=script(plan=case_aware_plan, answer=case_aware_answer))
     outcomes = asyncio.run(evaluate_assistant(cases, lgos_kb.with_model(model)))
     assert [o.case.id for o in outcomes if not o.passed] == []
     assert planner_figures(outcomes)["recall@10"] == 1.0
@@ -43,6 +49,20 @@ def test_a_planner_that_always_searches_fails_the_chat_cases(lgos_kb: KnowledgeB
     assert outcomes["dev-install"].passed
     assert not outcomes["dev-hello"].passed
     assert "needs no search" in outcomes["dev-hello"].failures[0]
+    # The deterministic shape check fails it too, without a judge.
+    checks = {c.name: c for c in outcomes["dev-hello"].checks}
+    assert checks["searched"].passed is False
+    assert checks["shape"].passed is False and "searched" in checks["shape"].detail
+
+
+def test_a_vague_message_answered_instead_of_asked_fails_the_shape(
+    lgos_kb: KnowledgeBase,
+) -> None:
+    cases = [c for c in load_cases(require(CASES)) if c.id == "dev-vague"]
+    kb = lgos_kb.with_model(ScriptedChatModel(reply=script(plan=case_aware_plan, answer="Ok.")))
+    (outcome,) = asyncio.run(evaluate_assistant(cases, kb))
+    assert not outcome.passed
+    assert outcome.failures == ["clarify: asks no question (no '?')"]
 
 
 def shape_judge(call: ScriptedCall) -> dict[str, Any]:
@@ -58,6 +78,7 @@ def test_a_failing_judge_verdict_fails_the_case_when_asked(lgos_kb: KnowledgeBas
     kb = lgos_kb.with_model(model)
     (outcome,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge, fail_on_judge=True))
     assert outcome.failures == ["reply shape (small_talk): not small talk"]
+    assert {c.name: c.passed for c in outcome.checks}["shape"] is True  # no rule is broken
     assert "Here is a poem." in judge.calls[0].last
     # Without fail_on_judge the verdict is reported and the case passes.
     (reported,) = asyncio.run(evaluate_assistant(cases, kb, judge=judge))

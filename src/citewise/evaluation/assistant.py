@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from citewise.errors import ModelError
 from citewise.evaluation.cases import Case
+from citewise.evaluation.checks import CheckScore, answer_checks, checks_json, combined
 from citewise.evaluation.judge import Judgement, deterministic_ok, judge_grounding
 from citewise.evaluation.retrieval import first_answering_rank, recall_and_mrr
 from citewise.models import Answer
@@ -40,15 +41,36 @@ class Verdict(BaseModel):
 
 @dataclass
 class CaseOutcome:
-    """What happened to one case over its runs, and which checks failed."""
+    """What happened to one case over its runs: each run's answer, latency and named checks,
+    and the judges' scores of the first answer."""
 
     case: Case
     answers: list[Answer] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    run_checks: list[list[CheckScore]] = field(default_factory=list)
+    judge_checks: list[CheckScore] = field(default_factory=list)
     judged: list[str] = field(default_factory=list)
-    judge_failures: list[str] = field(default_factory=list)
     grounding: Judgement | None = None
+    fail_on_judge: bool = False
+
+    @property
+    def checks(self) -> list[CheckScore]:
+        """One score per check over the runs (a check fails when any run failed it), then
+        the judges' scores."""
+        return [*combined(self.run_checks), *self.judge_checks]
+
+    @property
+    def failures(self) -> list[str]:
+        """What failed the case: the deterministic checks (and the judges' with
+        ``fail_on_judge``)."""
+        failing = [c for c in self.checks if c.fails_case]
+        if self.fail_on_judge:
+            failing += [c for c in self.judge_checks if c.passed is False]
+        return list(dict.fromkeys(c.detail or c.name for c in failing))
+
+    @property
+    def judge_failures(self) -> list[str]:
+        return [c.detail for c in self.judge_checks if c.passed is False]
 
     @property
     def passed(self) -> bool:
@@ -61,16 +83,29 @@ class CaseOutcome:
         """The deterministic grounding check of the first answer (None: not verified)."""
         return deterministic_ok(self.answers[0]) if self.answers else None
 
-    def part_ranks(self) -> list[int | None]:
-        """Rank of each part's first answering section among the planner queries' hits."""
+    def part_ranks(self, *, level: str = "section") -> list[int | None]:
+        """Rank of each part's first answering section among the planner queries' hits:
+        ``level`` ``section`` uses the case's sections where it names them, ``page`` pages."""
         hits = self.answers[0].hits if self.answers else ()
-        return [first_answering_rank(hits, pages) for pages in self.case.parts]
+        targets = self.case.targets if level == "section" else self.case.parts
+        return [first_answering_rank(hits, wanted) for wanted in targets]
 
     def json(self) -> dict[str, Any]:
         first = self.answers[0] if self.answers else None
         return {
             "case": self.case.id,
             "passed": self.passed,
+            "checks": checks_json(self.checks),
+            "runs": [
+                {
+                    "checks": checks_json(checks),
+                    "latency_ms": round(1000 * seconds, 1),
+                    "queries": list(answer.queries),
+                }
+                for checks, seconds, answer in zip(
+                    self.run_checks, self.latencies, self.answers, strict=True
+                )
+            ],
             "failures": self.failures,
             "judge": self.judged,
             "judge_failures": self.judge_failures,
@@ -80,6 +115,7 @@ class CaseOutcome:
             "citations": len(self.answers[0].citations) if self.answers else 0,
             "queries": [list(a.queries) for a in self.answers],
             "part_ranks": self.part_ranks(),
+            "page_part_ranks": self.part_ranks(level="page"),
             "reply": first.text if first else None,
             "median_latency_ms": round(1000 * statistics.median(self.latencies), 1)
             if self.latencies
@@ -91,23 +127,8 @@ class CaseOutcome:
 
 
 def structural_failures(case: Case, answer: Answer) -> list[str]:
-    """The deterministic checks: searched when it should, and found every part."""
-    failures = []
-    searched = bool(answer.queries)
-    if case.parts or case.reply == "scope_hint":
-        if not searched:
-            failures.append("did not search")
-    elif searched:
-        failures.append(f"searched for a message that needs no search: {list(answer.queries)}")
-    for index, pages in enumerate(case.parts):
-        if first_answering_rank(answer.hits, pages) is None:
-            failures.append(f"part {index}: none of {list(pages)} retrieved")
-    verification = answer.verification
-    if verification is not None and not verification.ok:
-        found = [*verification.unsupported, *verification.outside_links]
-        found += [f"citation {c.url}" for c in verification.citations if not c.supported]
-        failures.append(f"unsupported by the sections: {', '.join(found)}")
-    return failures
+    """What the deterministic checks found wrong with one answer (see ``answer_checks``)."""
+    return [c.detail or c.name for c in answer_checks(case, answer) if c.fails_case]
 
 
 def _verification_json(answer: Answer) -> Any:
@@ -158,7 +179,7 @@ async def evaluate_assistant(
     judge = at_temperature_zero(judge) if judge is not None else None
     outcomes = []
     for case in cases:
-        outcome = CaseOutcome(case)
+        outcome = CaseOutcome(case, fail_on_judge=fail_on_judge)
         # The case's settings are search options (scope, top_k…), as every door names them.
         settings = {"scope": "all", **case.settings}
         for _ in range(runs):
@@ -166,33 +187,42 @@ async def evaluate_assistant(
             answer = await kb.aask(list(case.messages), workflow=workflow, **settings)
             outcome.latencies.append(time.perf_counter() - started)
             outcome.answers.append(answer)
-            for failure in structural_failures(case, answer):
-                if failure not in outcome.failures:
-                    outcome.failures.append(failure)
+            outcome.run_checks.append(answer_checks(case, answer))
         if judge is not None and outcome.answers:
-            try:
-                verdict = await judge_reply(judge, case, outcome.answers[0])
-            except ModelError as error:
-                verdict = Verdict(passed="yes", reason=f"judge error: {error}")
-            outcome.judged.append(f"{verdict.passed}: {verdict.reason}")
-            if verdict.passed != "yes":
-                reason = f"reply shape ({case.reply or 'answer'}): {verdict.reason}"
-                outcome.judge_failures.append(reason)
-            outcome.grounding = await judge_grounding(judge, case, outcome.answers[0])
-            outcome.judged.append(outcome.grounding.summary())
-            if not outcome.grounding.passed:
-                outcome.judge_failures.append(outcome.grounding.summary())
-            if fail_on_judge:
-                outcome.failures.extend(outcome.judge_failures)
+            await _judge(judge, outcome)
         outcomes.append(outcome)
         if progress is not None:
             progress(outcome)
     return outcomes
 
 
-def planner_figures(outcomes: Sequence[CaseOutcome]) -> dict[str, float]:
-    """Part recall@k and MRR over the hits the planner's queries retrieved."""
-    return recall_and_mrr([rank for o in outcomes for rank in o.part_ranks()])
+async def _judge(judge: BaseChatModel, outcome: CaseOutcome) -> None:
+    """Score the first answer's shape and grounding with the judge (``judge_shape``,
+    ``judge_grounded``); a judge that gives no verdict scores nothing."""
+    case, answer = outcome.case, outcome.answers[0]
+    try:
+        verdict: Verdict | None = await judge_reply(judge, case, answer)
+    except ModelError as error:
+        verdict = None
+        outcome.judged.append(f"judge error: {error}")
+    if verdict is not None:
+        outcome.judged.append(f"{verdict.passed}: {verdict.reason}")
+        reason = f"reply shape ({case.reply or 'answer'}): {verdict.reason}"
+        passed = verdict.passed == "yes"
+        outcome.judge_checks.append(
+            CheckScore("judge_shape", "judge", passed, "" if passed else reason)
+        )
+    outcome.grounding = await judge_grounding(judge, case, answer)
+    outcome.judged.append(outcome.grounding.summary())
+    grounded = None if outcome.grounding.error else outcome.grounding.passed
+    detail = "" if grounded is not False else outcome.grounding.summary()
+    outcome.judge_checks.append(CheckScore("judge_grounded", "judge", grounded, detail))
+
+
+def planner_figures(outcomes: Sequence[CaseOutcome], *, level: str = "section") -> dict[str, float]:
+    """Part recall@k and MRR over the hits the planner's queries retrieved (``level``: see
+    ``CaseOutcome.part_ranks``)."""
+    return recall_and_mrr([rank for o in outcomes for rank in o.part_ranks(level=level)])
 
 
 async def planned_queries(model: BaseChatModel, case: Case) -> list[str]:

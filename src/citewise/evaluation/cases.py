@@ -22,6 +22,10 @@ class Case:
     assistant should not search. ``reply`` is the expected shape of a reply that is not a
     plain answer: ``clarify``, ``small_talk`` or ``scope_hint`` (a restricted scope found
     nothing and the reply suggests scope ``all``).
+
+    ``anchors`` (optional, one list per part) names the sections that answer each part, as
+    ``page#anchor`` (a bare page means any of its sections): where a page holds many
+    sections (an API reference), retrieving the page is not retrieving the answer.
     """
 
     id: str
@@ -29,6 +33,12 @@ class Case:
     settings: dict[str, Any]
     parts: tuple[tuple[str, ...], ...]
     reply: str | None
+    anchors: tuple[tuple[str, ...], ...] | None = None
+
+    @property
+    def targets(self) -> tuple[tuple[str, ...], ...]:
+        """What each part must retrieve: its sections when the case names them, else its pages."""
+        return self.anchors if self.anchors is not None else self.parts
 
     @property
     def question(self) -> str:
@@ -84,6 +94,16 @@ def _case(path: Path, index: int, item: object) -> Case:
         isinstance(part, list) and part and all(isinstance(p, str) for p in part) for part in parts
     ):
         raise bad("parts", "must be a list of non-empty lists of page paths")
+    anchors = item.get("anchors")
+    if anchors is not None and (
+        not isinstance(anchors, list)
+        or len(anchors) != len(parts)
+        or not all(
+            isinstance(part, list) and part and all(isinstance(a, str) for a in part)
+            for part in anchors
+        )
+    ):
+        raise bad("anchors", "must be one non-empty list of 'page#anchor' strings per part")
     reply = item.get("reply")
     if reply not in REPLY_SHAPES:
         raise bad("reply", f"must be one of {', '.join(map(str, REPLY_SHAPES))}")
@@ -93,6 +113,7 @@ def _case(path: Path, index: int, item: object) -> Case:
         settings=dict(settings),
         parts=tuple(tuple(part) for part in parts),
         reply=reply,
+        anchors=None if anchors is None else tuple(tuple(part) for part in anchors),
     )
 
 

@@ -18,11 +18,14 @@ MODES = ("vector", "keyword", "hybrid")
 Searcher = Callable[[str, str, str | None], list[Hit]]
 
 
-def first_answering_rank(hits: Sequence[Hit], pages: Sequence[str]) -> int | None:
-    """1-based rank of the first retrieved section on one of ``pages`` (None if absent)."""
-    wanted = set(pages)
+def first_answering_rank(hits: Sequence[Hit], targets: Sequence[str]) -> int | None:
+    """1-based rank of the first retrieved section that is one of ``targets`` (None if
+    absent): a ``page#anchor`` target is that section, a bare page any section on it."""
+    pages = {t for t in targets if "#" not in t}
+    sections = {tuple(t.split("#", 1)) for t in targets if "#" in t}
     for rank, hit in enumerate(hits, start=1):
-        if hit.chunk.page in wanted:
+        chunks = (hit.chunk, *hit.also)
+        if hit.chunk.page in pages or any((c.page, c.anchor) in sections for c in chunks):
             return rank
     return None
 
@@ -78,8 +81,12 @@ def evaluate_retrieval(
     *,
     modes: Sequence[str] = MODES,
     runs: int = 1,
+    level: str = "section",
 ) -> dict[str, ModeResult]:
     """Search each case's last user message in each mode, ``runs`` times.
+
+    ``level`` ``section`` looks for each part's sections where the case names them
+    (``Case.targets``), ``page`` for its pages.
 
     Cases without parts (small talk, off-topic) have nothing to find and are left out: whether
     the assistant searches for them at all is the planner's business, checked by the full run.
@@ -91,7 +98,8 @@ def evaluate_retrieval(
         for case in cases:
             if not case.parts:
                 continue
-            parts = [PartOutcome(case.id, i, pages) for i, pages in enumerate(case.parts)]
+            wanted = case.targets if level == "section" else case.parts
+            parts = [PartOutcome(case.id, i, pages) for i, pages in enumerate(wanted)]
             for _ in range(runs):
                 started = time.perf_counter()
                 hits = search(case.question, mode, case.scope)
