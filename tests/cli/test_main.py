@@ -60,12 +60,22 @@ def test_serve_runs_the_app_with_the_flags(
 ) -> None:
     import uvicorn
 
+    from citewise.config import Settings
+    from citewise.kb import Library
+
+    Library(Settings(home=home / "home")).create("team")  # serve refuses an unknown --kb
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
     assert main(["serve", "--kb", "team", "--port", "8123", "--log-level", "warning"]) == 0
-    assert calls == [
-        {"host": "127.0.0.1", "port": 8123, "log_level": "warning", "access_log": False}
-    ]
+    (kwargs,) = calls
+    loggers = kwargs.pop("log_config")["loggers"]  # uvicorn's lines go to the JSON handler
+    assert loggers["uvicorn.access"] == {"handlers": [], "propagate": True}
+    assert kwargs == {
+        "host": "127.0.0.1",
+        "port": 8123,
+        "log_level": "warning",
+        "access_log": False,
+    }
 
 
 def test_mcp_serves_the_named_knowledge_base(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
