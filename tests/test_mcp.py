@@ -144,4 +144,5 @@ def test_tools_describe_the_docs_and_are_read_only(lgos_home: Path) -> None:
     heading = text.splitlines()[0]  # the section whole: its heading, then its text
     assert heading.startswith("#") and heading.endswith("API Key Middleware")
     assert "BaseHTTPMiddleware" in text
+    assert "(1)!" not in text and "{ ." not in text  # the site's build markup is gone
     assert missing.is_error and "no section" in missing.content[0].text

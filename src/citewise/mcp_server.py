@@ -205,11 +205,15 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
     async def get_section(url: str) -> str:
         import asyncio
 
+        from citewise.extractive import clean_markup
+
         text = await asyncio.to_thread(kb.section, url)
         if text is None:
             raise tool_error(f"no section at {url!r} in {kb.name!r}: pass a URL search_docs "
                              "or ask_docs returned")  # fmt: skip
-        return text
+        # The site's build markup (annotation markers `# (1)!`, attribute lists, fence
+        # attributes) means nothing to an agent reading the Markdown.
+        return clean_markup(text)
 
     async def list_scopes() -> dict[str, Any]:
         scopes = list(kb.scopes)
