@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
@@ -205,15 +206,11 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
     async def get_section(url: str) -> str:
         import asyncio
 
-        from citewise.extractive import clean_markup
-
-        text = await asyncio.to_thread(kb.section, url)
+        text = await asyncio.to_thread(partial(kb.section, readable=True), url)
         if text is None:
             raise tool_error(f"no section at {url!r} in {kb.name!r}: pass a URL search_docs "
                              "or ask_docs returned")  # fmt: skip
-        # The site's build markup (annotation markers `# (1)!`, attribute lists, fence
-        # attributes) means nothing to an agent reading the Markdown.
-        return clean_markup(text)
+        return text  # without the site's build markup: `# (1)!` means nothing to an agent
 
     async def list_scopes() -> dict[str, Any]:
         scopes = list(kb.scopes)
