@@ -79,18 +79,35 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     keyword_results = keyword.structured_content["results"]
     assert len(keyword_results) == 2 and all(r["rankers"] == ["keyword"] for r in keyword_results)
 
+    # The answer once: its text is the text content, the citations (spans of that text)
+    # and the kind are the structured content.
     answer = ask.structured_content
+    (answer_text,) = ask.content
+    assert "answer" not in answer
     assert answer["kind"] == "extractive" and answer["citations"]
     span = answer["citations"][0]
-    assert span["url"] in answer["answer"][span["start_index"] : span["end_index"]]
+    assert span["url"] in answer_text.text[span["start_index"] : span["end_index"]]
     scoped_answer = scoped_ask.structured_content
     assert len({c["url"] for c in scoped_answer["citations"]}) == 1
     assert all("/how-to-guides/" in c["url"] for c in scoped_answer["citations"])
 
     # The scope is an enum and top_k is bounded, so a client can check before calling;
     # the server still refuses what slips through.
-    assert bad.is_error and "nowhere" in bad.content[0].text
-    assert bad_top_k.is_error and "top_k" in bad_top_k.content[0].text
+    # One line naming the argument, without pydantic's boilerplate and documentation URL.
+    for refused, argument in ((bad, "scope"), (bad_top_k, "top_k")):
+        (message,) = refused.content
+        assert refused.is_error and message.text.startswith(f"search_docs: {argument}: ")
+        assert "\n" not in message.text and "http" not in message.text
+        assert "validation error" not in message.text
+    assert "nowhere" in bad.content[0].text
+
+    # Each tool says its own thing: no sentence is repeated into every description.
+    sentences = [
+        {s.strip() for s in (tool.description or "").split(". ") if s.strip()}
+        for tool in tools.tools
+    ]
+    shared = set.intersection(*sentences)
+    assert not shared, shared
 
 
 def test_tools_describe_the_docs_and_are_read_only(lgos_home: Path) -> None:
@@ -120,8 +137,12 @@ def test_tools_describe_the_docs_and_are_read_only(lgos_home: Path) -> None:
         assert "how-to-guides" in (by_name[name].description or "")
 
     assert scopes.structured_content == {"scopes": expected_scopes}
-    text = section.structured_content["text"]
+    # The section once, as Markdown text (no structured copy of it).
+    assert section.structured_content is None
+    (content,) = section.content
+    text = content.text
     heading = text.splitlines()[0]  # the section whole: its heading, then its text
     assert heading.startswith("#") and heading.endswith("API Key Middleware")
     assert "BaseHTTPMiddleware" in text
+    assert "(1)!" not in text and "{ ." not in text  # the site's build markup is gone
     assert missing.is_error and "no section" in missing.content[0].text

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from citewise.asyncbridge import iterate_in_thread
 from citewise.errors import ConfigurationError, ModelError
-from citewise.extractive import extractive_answer
+from citewise.extractive import SMALL_TALK_REPLY, extractive_answer, is_small_talk
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.models import Answer, Hit, Retriever
 from citewise.options import SearchOptions
@@ -123,6 +123,12 @@ async def _extractive(
     from citewise.graph.nodes import search_status
 
     question = str(turns[-1].text)
+    if is_small_talk(question):  # a greeting or thanks: nothing to search, no sections to quote
+        reply = Answer(text=SMALL_TALK_REPLY, citations=(), hits=(), kind="extractive")
+        reply = _grounded(reply, turns, options.verify)
+        yield TextDelta(reply.text)
+        yield Done(reply)
+        return
     earlier = [str(m.text) for m in turns[:-1] if isinstance(m, HumanMessage) and m.text.strip()]
     yield Status(search_status(question, options))
     hits = await retriever.asearch(question, options)

@@ -5,18 +5,21 @@ Coding agents (Claude Code, Cursor, …) start ``citewise mcp --kb NAME`` as a s
 call the tools; the official ``mcp`` package speaks the protocol (``pip install
 'citewise[mcp]'``). The search tools take the search options of ``citewise.options`` (``None``
 keeps the knowledge base's default) and call the knowledge base's own search and answer.
-Each tool says which docs it searches (name, site, version, scopes from the index), is marked
-read-only, and returns its result once: as structured content, with a short text summary
-(titles and URLs) for clients that read only text.
+Each tool says which docs it searches (name, site, version from the index), is marked
+read-only, and returns each part of its result once: ``search_docs`` its hits as structured
+content with a short listing (titles and URLs) as text; ``ask_docs`` the answer as text and its
+citations (spans of that text) as structured content; ``get_section`` the Markdown as text.
+Arguments the input schema refuses come back as one line naming the argument.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from citewise import __version__
 from citewise.config import Settings
@@ -60,19 +63,56 @@ def _mcp_classes() -> tuple[Any, type[Exception]]:
     return MCPServer, ToolError
 
 
+def _argument_errors(tool: str, error: ValidationError) -> str:
+    """Pydantic's report on a tool's arguments as one line (``tool: argument: problem``),
+    without its model name, error codes and documentation URL."""
+    problems = []
+    for detail in error.errors(include_url=False, include_context=False):
+        argument = ".".join(str(part) for part in detail["loc"]) or "arguments"
+        problem = f"{argument}: {detail['msg']}"
+        if "input" in detail and not isinstance(detail["input"], dict):
+            problem += f" (got {detail['input']!r:.80})"
+        problems.append(problem)
+    return f"{tool}: {'; '.join(problems)}"
+
+
+def _with_plain_argument_errors(server_class: Any, tool_error: type[Exception]) -> Any:
+    """``server_class`` whose tool calls report refused arguments as :func:`_argument_errors`.
+
+    The SDK validates the arguments before the tool runs and passes pydantic's multi-line
+    message (with its "For further information visit …" URL) to the client; the pydantic
+    error is the ``__cause__`` of its tool error, so it is rewritten there.
+    """
+
+    class Server(server_class):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any) -> Any:
+            try:
+                return await super().call_tool(name, arguments, *args)
+            except tool_error as error:
+                if isinstance(error.__cause__, ValidationError):
+                    raise tool_error(_argument_errors(name, error.__cause__)) from None
+                raise
+
+    return Server
+
+
 def _overrides(**values: Any) -> dict[str, Any]:
     """The options a tool call set (``None``: the knowledge base's default)."""
     return {name: value for name, value in values.items() if value is not None}
 
 
 def describe(kb: KnowledgeBase) -> str:
-    """The docs ``kb`` holds, in words: its name, description or site, version and scopes."""
+    """The docs ``kb`` holds, as a noun phrase: its name, description or site, and version."""
     meta = kb.meta()
     what = kb.config.description or meta.get("site_url") or meta.get("source") or "uploaded files"
     version = meta.get("release") or meta.get("version")
-    about = f"the {kb.name!r} documentation ({what}{f', version {version}' if version else ''})"
+    return f"the {kb.name!r} documentation ({what}{f', version {version}' if version else ''})"
+
+
+def _scopes_sentence(kb: KnowledgeBase) -> str:
+    """The scopes a search can be limited to, as a sentence (empty when there is only ``all``)."""
     scopes = [scope for scope in kb.scopes if scope != "all"]
-    return f"{about}; scopes: {', '.join(scopes)}" if scopes else about
+    return f" scope limits it to one part of the docs: {', '.join(scopes)}." if scopes else ""
 
 
 def _result(structured: dict[str, Any], summary: str) -> Any:
@@ -98,7 +138,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
 
     server_class, tool_error = _mcp_classes()
     about = describe(kb)
-    server: MCPServer[Any] = server_class(
+    scopes_sentence = _scopes_sentence(kb)
+    server: MCPServer[Any] = _with_plain_argument_errors(server_class, tool_error)(
         name="citewise", version=__version__, instructions=INSTRUCTIONS.format(about=about)
     )
     # The scopes as an enum, so a client offers them and never sends one that is not there.
@@ -155,7 +196,6 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             raise tool_error(str(error)) from None
         citations = [asdict(citation) for citation in answer.citations]
         structured: dict[str, object] = {
-            "answer": answer.text,
             "kind": answer.kind,
             "citations": citations,
         }
@@ -163,14 +203,14 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             structured["verification"] = answer.verification.as_json()
         return _result(structured, answer.text)  # type: ignore[no-any-return]
 
-    async def get_section(url: str) -> dict[str, Any]:
+    async def get_section(url: str) -> str:
         import asyncio
 
-        text = await asyncio.to_thread(kb.section, url)
+        text = await asyncio.to_thread(partial(kb.section, readable=True), url)
         if text is None:
             raise tool_error(f"no section at {url!r} in {kb.name!r}: pass a URL search_docs "
                              "or ask_docs returned")  # fmt: skip
-        return _result({"url": url, "text": text}, text)  # type: ignore[no-any-return]
+        return text  # without the site's build markup: `# (1)!` means nothing to an agent
 
     async def list_scopes() -> dict[str, Any]:
         scopes = list(kb.scopes)
@@ -181,8 +221,9 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
     descriptions: dict[Callable[..., Any], str] = {
         search_docs: (
             f"Search {about}: the best-matching sections, each with its URL (link to it when "
-            "you use it), heading path, score and text. Options left out keep the knowledge "
-            "base's defaults. query: what to look for, in words the docs would use; "
+            f"you use it), heading path, score and text.{scopes_sentence} Options left out "
+            "keep the knowledge base's defaults. query: what to look for, in words the docs "
+            "would use; "
             "search_type: hybrid (meaning and keywords), vector or full_text; query_rewrite: "
             "off, hyde, multi_query or step_back (needs a chat model); rerank: off, "
             "cross_encoder or llm; context_window: neighbouring chunks of the same section "
@@ -191,17 +232,21 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             "whose path starts with this."
         ),
         ask_docs: (
-            f"Answer a question from {about}, citing the sections used (each citation a span "
-            "of the answer, start_index/end_index in code points, with the section's URL; "
-            "attributed: citewise added it). verification lists names and links the sections "
-            "do not hold; verify: off, report, warn (a warning in the answer) or regenerate. "
-            "Options left out keep the knowledge base's defaults."
+            f"Answer a question from {about}. The answer comes as text; the structured "
+            "content lists the sections it cites (each citation a span of the answer text, "
+            "start_index/end_index in code points, with the section's URL; attributed: "
+            "citewise added it) and, under verification, the names and links the sections "
+            "do not hold. verify: off, report, warn (a warning in the answer) or regenerate."
+            f"{scopes_sentence} Search options work as in search_docs."
         ),
         get_section: (
-            f"Open one section of {about} whole, by the URL a search or an answer cited "
-            "(a page URL without #anchor: the whole page), as Markdown."
+            f"Open a section of {about} whole, as Markdown, by the URL that search_docs or "
+            "ask_docs cited; a page URL without an #anchor opens the whole page."
         ),
-        list_scopes: f"The scopes of {about} that search_docs and ask_docs can be limited to.",
+        list_scopes: (
+            f"List the scopes of {about}: the parts of the docs that the scope option of "
+            "search_docs and ask_docs limits a search to."
+        ),
     }
     titles = {
         search_docs: "Search the docs",
@@ -210,7 +255,12 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         list_scopes: "List the docs' scopes",
     }
     for tool, description in descriptions.items():
-        server.tool(title=titles[tool], description=description, annotations=read_only)(tool)
+        server.tool(
+            title=titles[tool],
+            description=description,
+            annotations=read_only,
+            structured_output=False if tool is get_section else None,  # Markdown once, as text
+        )(tool)
     return server
 
 

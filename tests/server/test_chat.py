@@ -76,6 +76,17 @@ def test_extractive_chat_answer_has_annotations(extractive: OpenAI) -> None:
     assert message.annotations and len({a.url_citation.url for a in message.annotations}) <= 3
 
 
+@pytest.mark.parametrize("greeting", ["hi", "Thanks!"])
+def test_extractive_small_talk_quotes_no_docs(extractive: OpenAI, greeting: str) -> None:
+    completion = extractive.chat.completions.create(
+        model="citewise-rag", messages=[{"role": "user", "content": greeting}]
+    )
+    message = completion.choices[0].message
+    assert message.content and "documentation" in message.content
+    assert ">" not in message.content and "http" not in message.content
+    assert not message.annotations
+
+
 def test_a_model_failure_mid_stream_raises_an_api_error(scripted: OpenAI) -> None:
     stream = scripted.chat.completions.create(
         model="citewise-rag", messages=[{"role": "user", "content": f"{FAIL} now"}], stream=True

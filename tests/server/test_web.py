@@ -157,6 +157,12 @@ def test_an_extractive_answer_renders_as_markdown(extractive_url: str, tmp_path:
     assert answer["citations"] and all(c["text"] for c in answer["citations"])
     assert all(c["href"].startswith("https://") for c in answer["citations"])
     assert seen["sources"] == list(dict.fromkeys(c["href"] for c in answer["citations"]))
+    # The hover card reads the section's Markdown through the page's renderer: the syntax
+    # goes, the identifiers keep their underscores.
+    assert seen["card"] and "**" not in seen["card"]
+    assert seen["snippet"] == (
+        "Return HTTP_401_UNAUTHORIZED (see API_KEYS, once). if key not in API_KEYS: raise"
+    )
 
 
 HANDBOOK = sections(

@@ -145,6 +145,13 @@ async function extractive(question, shots) {
   result.answer = await answerOf(page);
   await page.screenshot({ path: `${shots}/web-chat-extractive.png`, fullPage: true });
   result.sources = await page.$$eval(".turn .sources a", (as) => as.map((a) => a.href));
+  await page.hover(".turn .answer a.citation");
+  result.card = await page.textContent("#card");
+  // The card's snippet of a section written with identifiers, emphasis and code.
+  result.snippet = await page.evaluate(() => snippet({
+    text: "Auth\n\nReturn `HTTP_401_UNAUTHORIZED` (see **API_KEYS**, _once_).\n\n"
+      + "```python\nif key not in API_KEYS:\n    raise\n```",
+  }));
 }
 
 async function files(question) {

@@ -179,12 +179,20 @@ class KnowledgeBase:
             return None
         return html_of(document_chunks(self.store, doc_id, found[0].title), found[0].title)
 
-    def section(self, url: str) -> str | None:
-        """The whole section at ``url`` (a cited URL) as Markdown (None: no such section)."""
+    def section(self, url: str, *, readable: bool = False) -> str | None:
+        """The whole section at ``url`` (a cited URL) as Markdown (None: no such section);
+        ``readable``: without the site's build markup (``# (1)!`` markers, attribute lists,
+        fence attributes), as an agent or a quote should read it."""
         from citewise.kb.reading import section_chunks, text_of
 
         chunks = section_chunks(self.store, self.documents(), url)
-        return text_of(chunks) if chunks else None
+        if not chunks:
+            return None
+        if readable:
+            from citewise.extractive import clean_markup
+
+            return clean_markup(text_of(chunks))
+        return text_of(chunks)
 
     def example_headings(self, count: int = 4) -> list[str]:
         """Up to ``count`` page titles to suggest questions about, spread over the docs."""

@@ -104,6 +104,26 @@ def validation_error(error: RequestValidationError) -> APIError:
     return APIError(400, f"{param}: {message}" if param else message, param=param or None)
 
 
+def json_decode_error(error: RequestValidationError, body: bytes) -> APIError | None:
+    """The 400 for a body that is not JSON, saying where (line and column, as ``json`` does),
+    or ``None`` when ``error`` is about something else.
+
+    FastAPI reports it as a validation error of type ``json_invalid`` located at the
+    character offset (``["body", 34]``), which would otherwise read as a parameter ``[34]``.
+    """
+    first = error.errors()[0] if error.errors() else {}
+    if first.get("type") != "json_invalid":
+        return None
+    reason = str((first.get("ctx") or {}).get("error") or "malformed JSON")
+    offset = next((part for part in first.get("loc", ()) if isinstance(part, int)), None)
+    if offset is not None:
+        before = body.decode("utf-8", "replace")[:offset]
+        line = before.count("\n") + 1
+        column = offset - (before.rfind("\n") + 1) + 1
+        reason += f" at line {line} column {column}"
+    return APIError(400, f"the request body is not valid JSON: {reason}", code="invalid_json")
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error, expected or not, in the OpenAI envelope."""
 
@@ -117,7 +137,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
-        return validation_error(error).response()
+        not_json = json_decode_error(error, await request.body())
+        return (not_json or validation_error(error)).response()
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)

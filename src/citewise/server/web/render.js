@@ -131,9 +131,13 @@ function renderSources(turn, sources) {
 
 function snippet(result) {
   if (!result) return "";
-  const text = result.text.includes("\n\n") ? result.text.split("\n\n").slice(1).join(" ") : "";
-  const plain = (text || result.text).replace(/^(```|~~~).*$/gm, "")
-    .replace(/[`*_#>|[\]]/g, "").replace(/\s+/g, " ").trim();
+  const text = result.text.includes("\n\n") ? result.text.split("\n\n").slice(1).join("\n\n") : "";
+  // Read through the same renderer as the answers, so Markdown syntax goes and what it marks
+  // stays as written (an identifier's underscores, a code block's text).
+  const rendered = document.createElement("div");
+  rendered.innerHTML = DOMPurify.sanitize(marked.parse(text || result.text, { gfm: true }));
+  const blocks = [...rendered.children].map((block) => block.textContent);
+  const plain = (blocks.length ? blocks.join(" ") : rendered.textContent).replace(/\s+/g, " ").trim();
   return plain.length > 240 ? `${plain.slice(0, 240)}…` : plain;
 }
 
