@@ -24,7 +24,8 @@ def test_disconnecting_cancels_the_run(lgos_home: Path) -> None:
         answering = False
         for event in stream:
             if isinstance(event, ResponseOutputItemAddedEvent):
-                answering = event.item.phase == "final_answer"  # type: ignore[union-attr]
+                # Status is a reasoning item; the answer is the message that follows it.
+                answering = event.item.type == "message"
             if answering and isinstance(event, ResponseTextDeltaEvent):
                 break
         stream.close()  # the client goes away mid-answer

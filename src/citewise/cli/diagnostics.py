@@ -27,7 +27,7 @@ def recording(settings: Settings) -> Iterator[None]:
         with telemetry.listening(history):
             yield
     finally:
-        history.flush()
+        history.flush_quietly()
 
 
 def _ms(seconds: float | None) -> str:

@@ -135,12 +135,13 @@ class DiagnosticsHistory:
             history = cls._shared.get(path)
             if history is None:
                 history = cls._shared[path] = cls(path)
-                atexit.register(history._flush_at_exit)
+                atexit.register(history.flush_quietly)
             return history
 
-    def _flush_at_exit(self) -> None:
-        # A full disk (while observing, or at exit) costs diagnostics, never a traceback
-        # around the command's own one-line error; said once.
+    def flush_quietly(self) -> None:
+        """:meth:`flush`, a failure to write logged once instead of raised: a full disk
+        (while observing, at a command's end, at exit) costs diagnostics, never a traceback
+        around the command's own one-line error."""
         try:
             self.flush()
         except OSError as error:
@@ -160,7 +161,7 @@ class DiagnosticsHistory:
             self._pending.append(entry)
             due = time.monotonic() - self._flushed >= FLUSH_SECONDS
         if due:
-            self._flush_at_exit()
+            self.flush_quietly()
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Keep ``entry`` and write the file now."""

@@ -53,6 +53,10 @@ class Library:
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.store: Store = store or open_store(self.settings.store_url, home=self.settings.home)
+        if store is None:
+            # A library held by nobody is collected (see ``_shared``): the store it opened
+            # (a PostgreSQL pool, SQLite handles) is closed with it, not left to the GC.
+            weakref.finalize(self, self.store.close)
         self.models = ChatModels(model_factory)
         self._open: dict[str, KnowledgeBase] = {}
         self._embedders: dict[str, Embedder] = {}

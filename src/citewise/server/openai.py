@@ -234,6 +234,8 @@ class _Run:
 
 def _uploaded_documents(kb: KnowledgeBase) -> dict[str, str]:
     """The stored URL → doc_id of each document of ``kb`` published by this server."""
+    if not kb.exists:  # a release not built yet: nothing uploaded, nothing to build now
+        return {}
     return {doc.url: doc.doc_id for doc in kb.documents() if is_relative(doc.url)}
 
 
