@@ -137,7 +137,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
-        not_json = json_decode_error(error, await request.body())
+        first = error.errors()[0] if error.errors() else {}
+        body = b""
+        if first.get("type") == "json_invalid":  # a JSON body: read and kept by FastAPI
+            try:
+                body = await request.body()
+            except RuntimeError:  # streamed, not kept (a form): no position to give
+                pass
+        not_json = json_decode_error(error, body)
         return (not_json or validation_error(error)).response()
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
