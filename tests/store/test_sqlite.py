@@ -221,3 +221,18 @@ def test_write_lock_is_a_file_lock_across_processes(store: SQLiteStore) -> None:
             pass
     assert try_lock()
     assert store.names() == []
+
+
+def test_keyword_top_k_unfiltered_equals_the_joined_form_ties_included(store: SQLiteStore) -> None:
+    # Without a filter FTS5 takes the top k before the join (store/sqlite_keyword.py); a
+    # filter admitting every document takes the joined form. Equal texts score equally, so
+    # which tied rows make the cut and their order must agree between the two forms.
+    kb = store.create("kb")
+    docs = [f"d{i:02d}" for i in range(12)]
+    kb.apply([update(d, ["rotate the keys", "rotate keys and the server port"]) for d in docs])
+    everything = SearchFilter(doc_ids=tuple(docs))
+    for k in (1, 5, 13, 30):
+        plain = [(c.chunk_id, s) for c, s in kb.keyword("rotate keys", k)]
+        joined = [(c.chunk_id, s) for c, s in kb.keyword("rotate keys", k, everything)]
+        assert plain == joined
+        assert len(plain) == min(k, 24)

@@ -92,6 +92,17 @@ def keyword_rows(
     if k <= 0 or not (match or idents):
         return []
     where, params = filter_sql(filter)
+    if not idents and not where:
+        # Nothing to filter by the chunk's columns: FTS5 takes the top k on its own, so only
+        # k rows are joined (the join below reads every matching row's chunk first). Ties
+        # go by rowid in both forms, so both give the same rows in the same order.
+        return conn.execute(
+            f"SELECT t.score, {C_CHUNK_COLUMNS} FROM ("
+            f"SELECT rowid AS rid, -bm25({table}) AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?"
+            f") t JOIN chunks c ON c.rid = t.rid ORDER BY t.score DESC, t.rid",
+            (match, k),
+        ).fetchall()
     if not idents:
         # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
         # ascending); flip the sign so every ranker in citewise reads "higher is better".
@@ -99,7 +110,7 @@ def keyword_rows(
             f"SELECT -bm25({table}) AS score, {C_CHUNK_COLUMNS} "
             f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
             f"WHERE {' AND '.join([f'{table} MATCH ?', *where])} "
-            f"ORDER BY bm25({table}) LIMIT ?",
+            f"ORDER BY bm25({table}), {table}.rowid LIMIT ?",
             (match, *params, k),
         ).fetchall()
     # One identifier per MATCH: each chunk's count of the query's identifiers sets its tier,
