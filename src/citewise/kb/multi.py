@@ -1,0 +1,277 @@
+"""Several knowledge bases answering as one: each question routed to its libraries, each
+library searched under its own defaults, the hits interleaved by rank and labelled with
+their library and version."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from citewise.answering import DEFAULT_WORKFLOW, Done, Event, Status, astream_answer
+from citewise.asyncbridge import iterate_in_thread, run_sync
+from citewise.errors import KnowledgeBaseError, ModelError
+from citewise.kb.catalog import Card, card_of
+from citewise.kb.config import KBConfig
+from citewise.kb.routing import NEAREST, Route, route
+from citewise.models import Answer, Hit
+from citewise.options import ALL_SCOPE, SearchOptions
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import MessageLikeRepresentation
+
+    from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
+    from citewise.kb.library import Library
+
+__all__ = ["ALL", "KnowledgeBases", "interleave", "labelled"]
+
+# The name a request uses for every knowledge base of the store.
+ALL = "all"
+Options = Mapping[str, Any] | SearchOptions | None
+
+
+def labelled(hit: Hit, card: Card) -> Hit:
+    """``hit`` marked as ``card``'s: its library and version, and its heading path led by
+    them, so an extractive answer and a citation's title say where the section is from."""
+    chunk = hit.chunk
+    path = chunk.heading_path or (chunk.title,)
+    chunk = replace(chunk, heading_path=(card.label, *path))
+    return replace(hit, chunk=chunk, library=card.name, library_version=card.version)
+
+
+def interleave(rankings: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
+    """The first hit of each ranking, then the second of each…, at most ``limit``."""
+    merged: list[Hit] = []
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        merged += [ranking[rank] for ranking in rankings if rank < len(ranking)]
+    return merged[:limit]
+
+
+def _changed(options: SearchOptions, base: SearchOptions) -> dict[str, Any]:
+    """The fields the workflow set on ``options`` over the request's ``base``."""
+    return {
+        name: getattr(options, name)
+        for name in SearchOptions.model_fields
+        if getattr(options, name) != getattr(base, name)
+    }
+
+
+class KnowledgeBases:
+    """Knowledge bases of one library answering as one (``names`` None: every one).
+
+    It answers where a :class:`KnowledgeBase` does (``asearch``, ``astream``, ``aask``,
+    ``section``…); the search options a request gives override each library's own defaults.
+    """
+
+    def __init__(self, library: Library, names: Sequence[str] | None = None) -> None:
+        self.library = library
+        self._names = tuple(names) if names is not None else None
+        self.settings = library.settings
+        self.name = ALL if names is None else "+".join(names)
+
+    # -- what it is ------------------------------------------------------------------------
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        names = self.library.names()
+        if self._names is None:
+            return tuple(names)
+        unknown = [name for name in self._names if name not in names]
+        if unknown:
+            raise KnowledgeBaseError(
+                f"unknown knowledge base {unknown[0]!r} (known: {', '.join(names) or 'none'})"
+            )
+        return self._names
+
+    @property
+    def members(self) -> list[KnowledgeBase]:
+        return [self.library.open(name) for name in self.names]
+
+    def cards(self) -> list[Card]:
+        return [card_of(kb) for kb in self.members]
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.names)
+
+    @property
+    def config(self) -> KBConfig:
+        return KBConfig(embedder=self.settings.embedder)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        return (ALL_SCOPE,)
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        return self.library.chat_model(self.settings)
+
+    def documents(self) -> list[Any]:
+        return []  # uploads are published per knowledge base
+
+    def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
+        """The request's options over the built-in defaults; each library's own defaults
+        apply under them when it is searched."""
+        return SearchOptions().merged(options).merged(overrides)
+
+    def section(self, url: str, *, readable: bool = False) -> str | None:
+        for kb in self.members:
+            text = kb.section(url, readable=readable)
+            if text is not None:
+                return text
+        return None
+
+    # -- routing and search ----------------------------------------------------------------
+
+    def _nearest(self, name: str, question: str) -> float:
+        """A library's score for ``question``: the mean cosine of its nearest chunks."""
+        from citewise.retrieval.hybrid import search
+
+        kb = self.library.open(name)
+        hits = search(kb.store, kb.embedder, question, k=NEAREST, mode="vector")
+        return sum(hit.score for hit in hits) / NEAREST
+
+    def route(self, question: str, libraries: Sequence[str] | None = None) -> Route:
+        """Where ``question`` goes (``libraries``: named by the request or the plan)."""
+        if libraries:
+            known = self.names
+            unknown = [name for name in libraries if name not in known]
+            if unknown:
+                raise KnowledgeBaseError(
+                    f"unknown library {unknown[0]!r} (known: {', '.join(known) or 'none'})"
+                )
+            return Route(tuple(libraries), "asked")
+        return route(question, self.cards(), self._nearest)
+
+    async def _search_routed(
+        self, query: str, names: Sequence[str], options: SearchOptions, request: SearchOptions
+    ) -> list[Hit]:
+        """``query`` searched in each of ``names`` under its defaults, overridden by the
+        ``request``'s options and by what the workflow changed in ``options``."""
+        changed = _changed(options, self.resolve(request))
+        cards = {card.name: card for card in await asyncio.to_thread(self.cards)}
+
+        async def one(name: str) -> list[Hit]:
+            kb = self.library.open(name)
+            resolved = await asyncio.to_thread(self._resolve_in, kb, request, changed)
+            return [labelled(hit, cards[name]) for hit in await kb._search(query, resolved)]
+
+        rankings = await asyncio.gather(*(one(name) for name in names))
+        return interleave(rankings, max((len(ranking) for ranking in rankings), default=0))
+
+    @staticmethod
+    def _resolve_in(
+        kb: KnowledgeBase, request: SearchOptions, changed: Mapping[str, Any]
+    ) -> SearchOptions:
+        values = request.model_dump(exclude_unset=True)
+        if request.restricted and request.scope not in kb.scopes:
+            values.pop("scope", None)  # a scope one library has limits only that one
+        return kb.config.defaults.merged(values).merged(dict(changed))
+
+    async def asearch(
+        self,
+        query: str,
+        options: Options = None,
+        /,
+        *,
+        libraries: Sequence[str] | None = None,
+        **overrides: Any,
+    ) -> list[Hit]:
+        """The best sections for ``query`` from the libraries it is routed to (or
+        ``libraries``), interleaved by rank."""
+        base = _request(options, overrides)
+        found = await asyncio.to_thread(self.route, query, libraries)
+        return await self._search_routed(query, found.names, self.resolve(base), base)
+
+    def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
+        return run_sync(self.asearch(query, options, **overrides))
+
+    # -- answer ----------------------------------------------------------------------------
+
+    async def astream(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        on_search: OnSearch | None = None,
+        libraries: Sequence[str] | None = None,
+        **overrides: Any,
+    ) -> AsyncIterator[Event]:
+        """Answer as :meth:`KnowledgeBase.astream`, from the libraries the last user
+        message is routed to (a status line names them with their versions)."""
+        from citewise.answering import conversation
+
+        base = _request(options, overrides)
+        question = str(conversation(messages)[-1].text)
+        found = await asyncio.to_thread(self.route, question, libraries)
+        cards = {card.name: card for card in await asyncio.to_thread(self.cards)}
+        labels = ", ".join(cards[name].label for name in found.names)
+        yield Status(f"Searching {labels} ({_HOW.get(found.how, found.how)})")
+        retriever = _Routed(self, found.names, base, on_search)
+        model = await asyncio.to_thread(lambda: self.model)
+        async for event in astream_answer(
+            messages, retriever, model, options=self.resolve(base), workflow=workflow
+        ):
+            yield event
+
+    async def aask(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        options: Options = None,
+        /,
+        **keywords: Any,
+    ) -> Answer:
+        answer: Answer | None = None
+        async for event in self.astream(messages, options, **keywords):
+            if isinstance(event, Done):
+                answer = event.answer
+        if answer is None:  # pragma: no cover
+            raise ModelError("the workflow ended without an answer")
+        return answer
+
+    def ask(
+        self, question: str | Sequence[MessageLikeRepresentation], options: Options = None,
+        /, **keywords: Any,
+    ) -> Answer:  # fmt: skip
+        answer: Answer | None = None
+        for event in iterate_in_thread(lambda: self.astream(question, options, **keywords)):
+            if isinstance(event, Done):
+                answer = event.answer
+        if answer is None:  # pragma: no cover
+            raise ModelError("the workflow ended without an answer")
+        return answer
+
+
+_HOW = {"named": "named in the question", "nearest": "nearest to the question",
+        "asked": "as asked", "only": "the only library"}  # fmt: skip
+
+
+def _request(options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
+    """The request's own options (only the fields it set count as set)."""
+    values: dict[str, Any] = {}
+    if isinstance(options, SearchOptions):
+        values.update(options.model_dump(exclude_unset=True))
+    elif options:
+        values.update({k: v for k, v in options.items() if v is not None})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return SearchOptions.model_validate(values)
+
+
+class _Routed:
+    """The retriever of a routed answer: each planned query searched in its libraries."""
+
+    def __init__(
+        self, kbs: KnowledgeBases, names: Sequence[str], base: SearchOptions,
+        on_search: OnSearch | None,
+    ) -> None:  # fmt: skip
+        self.kbs, self.names, self.base, self.on_search = kbs, names, base, on_search
+
+    async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
+        if self.on_search is not None:
+            for name in self.names:
+                self.on_search(name)
+        return await self.kbs._search_routed(query, self.names, options, self.base)
