@@ -102,8 +102,8 @@ def check_default_kb(runtime: Runtime) -> None:
     """Refuse an unknown ``--kb`` now, not at every question; say what is served.
 
     Raises:
-        KnowledgeBaseError: the configured knowledge base does not exist, or several do
-            and none is the default.
+        KnowledgeBaseError: the configured knowledge base does not exist. Several and
+            none the default: every one is served, each question routed to its libraries.
     """
     from citewise.server.runtime import default_kb, no_default_message
 
@@ -124,7 +124,8 @@ def check_default_kb(runtime: Runtime) -> None:
     if chosen is not None:
         log.info("serving knowledge base %r, the default (knowledge bases: %s)", chosen, known)
     elif names:
-        raise KnowledgeBaseError(no_default_message(names))
+        log.info("serving every knowledge base (%s): each question goes to the ones it is "
+                 "about, or a request names them (kb)", known)  # fmt: skip
     else:
         log.warning("serving no knowledge base: %s", no_default_message(names))
 

@@ -82,7 +82,9 @@ def _opening(kb: KnowledgeBase) -> str:
     documents = sorted(kb.documents(), key=lambda doc: (doc.page.count("/"), doc.page))
     for document in documents[:3]:
         for chunk in document_chunks(kb.store, document.doc_id, document.title):
-            text = " ".join(line for line in chunk.text.splitlines() if not line.startswith("#"))
+            heads = {" > ".join(chunk.heading_path), " › ".join(chunk.heading_path), chunk.title}
+            lines = chunk.text.splitlines()
+            text = " ".join(x for x in lines if not x.startswith("#") and x.strip() not in heads)
             text = " ".join(text.split())
             if len(text) > 40:
                 return text[:_OPENING_CHARS].rsplit(" ", 1)[0] + "…"

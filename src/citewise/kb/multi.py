@@ -5,24 +5,25 @@ their library and version."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from citewise.answering import DEFAULT_WORKFLOW, Done, Event, Status, astream_answer
+from citewise.answering import DEFAULT_WORKFLOW, Event, Status, astream_answer
 from citewise.asyncbridge import iterate_in_thread, run_sync
-from citewise.errors import KnowledgeBaseError, ModelError
+from citewise.errors import KnowledgeBaseError
 from citewise.kb.catalog import Card, card_of
 from citewise.kb.config import KBConfig
+from citewise.kb.knowledge_base import KnowledgeBase
 from citewise.kb.routing import NEAREST, Route, route
-from citewise.models import Answer, Hit
+from citewise.models import Hit
 from citewise.options import ALL_SCOPE, SearchOptions
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import MessageLikeRepresentation
 
-    from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
+    from citewise.kb.knowledge_base import OnSearch
     from citewise.kb.library import Library
 
 __all__ = ["ALL", "KnowledgeBases", "interleave", "labelled"]
@@ -58,18 +59,19 @@ def _changed(options: SearchOptions, base: SearchOptions) -> dict[str, Any]:
     }
 
 
-class KnowledgeBases:
+class KnowledgeBases(KnowledgeBase):
     """Knowledge bases of one library answering as one (``names`` None: every one).
 
-    It answers where a :class:`KnowledgeBase` does (``asearch``, ``astream``, ``aask``,
+    It answers wherever a :class:`KnowledgeBase` does (``asearch``, ``astream``, ``aask``,
     ``section``…); the search options a request gives override each library's own defaults.
     """
 
-    def __init__(self, library: Library, names: Sequence[str] | None = None) -> None:
-        self.library = library
+    def __init__(
+        self, library: Library, names: Sequence[str] | None = None, *,
+        model: BaseChatModel | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(ALL if names is None else "+".join(names), library=library, model=model)
         self._names = tuple(names) if names is not None else None
-        self.settings = library.settings
-        self.name = ALL if names is None else "+".join(names)
 
     # -- what it is ------------------------------------------------------------------------
 
@@ -94,7 +96,14 @@ class KnowledgeBases:
 
     @property
     def exists(self) -> bool:
-        return bool(self.names)
+        return bool(self.library.names())
+
+    def require(self) -> None:
+        if not self.names:
+            raise KnowledgeBaseError("no knowledge base yet: index one (citewise index DIR)")
+
+    def meta(self) -> dict[str, str]:
+        return {}
 
     @property
     def config(self) -> KBConfig:
@@ -103,10 +112,6 @@ class KnowledgeBases:
     @property
     def scopes(self) -> tuple[str, ...]:
         return (ALL_SCOPE,)
-
-    @property
-    def model(self) -> BaseChatModel | None:
-        return self.library.chat_model(self.settings)
 
     def documents(self) -> list[Any]:
         return []  # uploads are published per knowledge base
@@ -159,7 +164,9 @@ class KnowledgeBases:
             return [labelled(hit, cards[name]) for hit in await kb._search(query, resolved)]
 
         rankings = await asyncio.gather(*(one(name) for name in names))
-        return interleave(rankings, max((len(ranking) for ranking in rankings), default=0))
+        # As many as the longest ranking, and never fewer than one hit per library.
+        longest = max((len(ranking) for ranking in rankings), default=0)
+        return interleave(rankings, max(longest, sum(bool(ranking) for ranking in rankings)))
 
     @staticmethod
     def _resolve_in(
@@ -187,6 +194,10 @@ class KnowledgeBases:
 
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         return run_sync(self.asearch(query, options, **overrides))
+
+    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+        found = await asyncio.to_thread(self.route, query)
+        return await self._search_routed(query, found.names, options, options)
 
     # -- answer ----------------------------------------------------------------------------
 
@@ -218,32 +229,21 @@ class KnowledgeBases:
         ):
             yield event
 
-    async def aask(
+    def stream(
         self,
         messages: str | Sequence[MessageLikeRepresentation],
         options: Options = None,
         /,
-        **keywords: Any,
-    ) -> Answer:
-        answer: Answer | None = None
-        async for event in self.astream(messages, options, **keywords):
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
+        *,
+        workflow: str = DEFAULT_WORKFLOW,
+        **overrides: Any,
+    ) -> Iterator[Event]:
+        return iterate_in_thread(
+            lambda: self.astream(messages, options, workflow=workflow, **overrides)
+        )
 
-    def ask(
-        self, question: str | Sequence[MessageLikeRepresentation], options: Options = None,
-        /, **keywords: Any,
-    ) -> Answer:  # fmt: skip
-        answer: Answer | None = None
-        for event in iterate_in_thread(lambda: self.astream(question, options, **keywords)):
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
+    def with_model(self, model: BaseChatModel) -> KnowledgeBase:
+        return KnowledgeBases(self.library, self._names, model=model)
 
 
 _HOW = {"named": "named in the question", "nearest": "nearest to the question",
