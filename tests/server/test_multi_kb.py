@@ -3,6 +3,7 @@ citations and statuses say which library and version each section is from."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +76,15 @@ def test_the_stream_status_names_the_libraries(url: str, tmp_path: Path) -> None
         if chunk.choices
     )
     assert "Searching requests 2.34.2, langgraph-openai-serve 0.12.0" in reasoning
+
+
+@pytest.mark.browser
+def test_the_chat_page_picks_all_or_one_library(url: str) -> None:
+    from .test_web import drive
+
+    seen = drive("library", url, "How do I keep cookies across calls?", "requests")
+    assert seen["pickerShown"] and seen["chosenAtFirst"] == "all"
+    assert seen["choices"] == ["handbook", "lgos", "requests", "all"]
+    (sent,) = seen["sent"]
+    assert json.loads(sent["citewise_settings"]) == {"kb": "requests"}
+    assert seen["answer"]["citations"]
