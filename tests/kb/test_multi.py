@@ -80,3 +80,24 @@ def test_an_unknown_library_names_the_known_ones(library: Library) -> None:
         KnowledgeBases(library, ["requests", "flask"]).search("timeouts")
     with pytest.raises(KnowledgeBaseError, match=r"unknown library 'flask'"):
         KnowledgeBases(library).route("timeouts", ["flask"])
+
+
+def test_a_chat_models_plan_may_name_the_libraries(library: Library) -> None:
+    def plan(call) -> dict[str, object]:  # type: ignore[no-untyped-def]
+        assert "handbook: handbook: Every employee" in call.system  # the catalog, offered
+        return {"needs_docs": True, "queries": [call.last], "libraries": ["Handbook", "nope"]}
+
+    model = ScriptedChatModel(reply=script(plan=plan, answer="See the sections."))
+    # Named by no rule: routed to the nearest library, then the plan picks the handbook.
+    answer = KnowledgeBases(library, model=model).ask("How do I rotate my keys?")
+    assert answer.hits and {hit.library for hit in answer.hits} == {"handbook"}
+    (planned,) = [call for call in model.calls if call.kind == "Plan"]
+    assert planned.schema is not None and "libraries" in planned.schema.model_fields
+
+
+def test_a_single_knowledge_base_plans_without_libraries(library: Library) -> None:
+    model = ScriptedChatModel(reply=script(answer="See the sections."))
+    library.open("lgos").with_model(model).ask("How do I register a graph?")
+    (planned,) = [call for call in model.calls if call.kind == "Plan"]
+    assert planned.schema is not None and "libraries" not in planned.schema.model_fields
+    assert "several libraries" not in planned.system

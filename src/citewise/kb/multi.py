@@ -223,6 +223,10 @@ class KnowledgeBases(KnowledgeBase):
         labels = ", ".join(cards[name].label for name in found.names)
         yield Status(f"Searching {labels} ({_HOW.get(found.how, found.how)})")
         retriever = _Routed(self, found.names, base, on_search)
+        if found.how == "nearest":  # the rules' guess: a chat model's plan may name others
+            retriever.catalog = "\n".join(
+                f"{card.name}: {card.label}: {card.description[:160]}" for card in cards.values()
+            )
         model = await asyncio.to_thread(lambda: self.model)
         async for event in astream_answer(
             messages, retriever, model, options=self.resolve(base), workflow=workflow
@@ -268,7 +272,22 @@ class _Routed:
         self, kbs: KnowledgeBases, names: Sequence[str], base: SearchOptions,
         on_search: OnSearch | None,
     ) -> None:  # fmt: skip
-        self.kbs, self.names, self.base, self.on_search = kbs, names, base, on_search
+        self.kbs, self.base, self.on_search = kbs, base, on_search
+        self.names = tuple(names)
+        self.catalog = ""  # the libraries a plan may choose among (none: no choice)
+
+    def choose(self, libraries: Sequence[str]) -> None:
+        """Search the libraries the plan named instead (those that are known)."""
+        from citewise.kb.catalog import normalized
+
+        cards = self.kbs.cards()
+        spellings = {
+            card.name: {normalized(a) for a in (card.name, *card.aliases)} for card in cards
+        }
+        wanted = [normalized(name) for name in libraries]
+        chosen = [name for want in wanted for name, known in spellings.items() if want in known]
+        if chosen:
+            self.names = tuple(dict.fromkeys(chosen))
 
     async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
         if self.on_search is not None:
