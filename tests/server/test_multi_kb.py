@@ -88,3 +88,14 @@ def test_the_chat_page_picks_all_or_one_library(url: str) -> None:
     (sent,) = seen["sent"]
     assert json.loads(sent["citewise_settings"]) == {"kb": "requests"}
     assert seen["answer"]["citations"]
+
+
+def test_file_search_results_name_library_and_version(url: str) -> None:
+    response = client(url).responses.create(
+        model="citewise-rag", input=BOTH, include=["file_search_call.results"]
+    )
+    (call,) = [item for item in response.output if item.type == "file_search_call"]
+    libraries = {(r.attributes or {}).get("library") for r in call.results or []}
+    assert libraries == {"requests", "lgos"}
+    versions = {(r.attributes or {}).get("version") for r in call.results or []}
+    assert versions == {"2.34.2", "0.12.0"}
