@@ -10,7 +10,8 @@ case of ``benchmarks/routing-questions.json`` three ways in the same run:
 - ``baseline``: no routing: the library of the nearest section over all three pooled
   (cosine), and for two-library questions the libraries among the pooled top 3.
 
-For each it reports right KB (the libraries searched are exactly the expected ones), the
+For each it reports right KB (the libraries the answer's sections came from are exactly the
+expected ones), the
 two-library questions whose answer cites both, and page@3 (each expected library's expected
 page among its top 3 hits), over all cases and per split (``dev``: looked at while tuning
 the rules; ``held_out``: not).
@@ -81,8 +82,10 @@ def _page_ok(case: dict[str, Any], hits: list[Any]) -> bool:
 async def _routed(kbs: Any, case: dict[str, Any]) -> dict[str, Any]:
     route = await asyncio.to_thread(kbs.route, case["question"])
     answer = await kbs.aask(case["question"])
-    return {"route": list(route.names), "how": route.how, "cited": sorted(_cited(answer)),
-            "page": _page_ok(case, list(answer.hits))}  # fmt: skip
+    # The libraries the answer's sections came from: what was searched, after any plan.
+    searched = list(dict.fromkeys(hit.library for hit in answer.hits))
+    return {"route": searched, "rules": list(route.names), "how": route.how,
+            "cited": sorted(_cited(answer)), "page": _page_ok(case, list(answer.hits))}  # fmt: skip
 
 
 def _baseline(library: Any, names: list[str], case: dict[str, Any]) -> dict[str, Any]:
