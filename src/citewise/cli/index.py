@@ -287,7 +287,8 @@ def add_index_commands(commands: Subcommands) -> None:
     )  # fmt: skip
     index.add_argument(
         "--requirements", metavar="FILE",
-        help="one knowledge base per pinned package (name==version) of a requirements file",
+        help="one knowledge base per pinned package (name==version) of a requirements file, "
+        "or per locked package of uv.lock, poetry.lock or pylock.toml",
     )  # fmt: skip
     index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
     index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")
