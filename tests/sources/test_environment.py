@@ -98,3 +98,38 @@ def test_each_distribution_is_indexed_once_and_an_upgrade_only_again(
 def test_environment_names_its_knowledge_bases_itself() -> None:
     code, _, err = run_cli("index", "--environment", "--kb", "mine")
     assert code == 1 and "--environment names each knowledge base" in err
+
+
+def test_lazy_records_each_package_and_the_first_question_indexes_it(
+    tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citewise.kb import Status
+    from citewise.kb.multi import KnowledgeBases
+
+    python, packages = bare_venv(tmp_path / "venv")
+    dist_info(packages, "widgets", "1.4.2", "Source, https://github.com/acme/widgets")
+    publish(site, "widgets", "1.4.2")
+    home = tmp_path / "home"
+    monkeypatch.setenv("CITEWISE_HOME", str(home))
+    code, _, err = run_cli(
+        "index", "--environment", "--lazy", "--python", python, "-q",
+        "--versions-url", site.base + VERSIONS, "--archive-url", site.base + ARCHIVE,
+    )  # fmt: skip
+    assert code == 0, err
+    assert site.requests == []  # nothing fetched yet
+    assert "widgets 1.4.2: acme/widgets, indexed on first use (widgets-1.4.2)" in err
+    library = Library(Settings(home=home))
+    kbs = KnowledgeBases(library)
+    (card,) = kbs.cards()
+    assert (card.name, card.package, card.version) == ("widgets-1.4.2", "widgets", "1.4.2")
+
+    events = list(kbs.stream("How do I install widgets?"))
+    statuses = [event.text for event in events if isinstance(event, Status)]
+    assert statuses[0] == "Indexing widgets 1.4.2: the first question about it"
+    assert "Indexed widgets 1.4.2" in statuses
+    assert any(text.startswith("Searching widgets 1.4.2") for text in statuses)
+    assert library.names() == ["widgets-1.4.2"]
+    fetched = list(site.requests)
+    assert "/acme/widgets/archive/refs/tags/v1.4.2.tar.gz" in fetched
+    answer = kbs.ask("How do I install widgets?")  # the next question: nothing fetched
+    assert answer.hits and site.requests == fetched

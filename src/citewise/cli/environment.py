@@ -25,7 +25,9 @@ def _indexed(library: Library, name: str, version: str) -> bool:
 def index_environment(args: argparse.Namespace, settings: Settings, options: dict[str, Any]) -> int:
     """Index each installed distribution with a repository link at its installed version:
     one already indexed at that version is left alone (nothing is fetched), an upgraded one
-    gets a knowledge base of its new version. The others are named, with why."""
+    gets a knowledge base of its new version. The others are named, with why. ``--lazy``:
+    each is only recorded, and indexed by the first question about it (``citewise serve``,
+    ``citewise mcp --all``)."""
     from citewise.cli.index import _index_spec
     from citewise.sources.environment import installed_packages
     from citewise.sources.package import package_release_spec
@@ -49,6 +51,12 @@ def index_environment(args: argparse.Namespace, settings: Settings, options: dic
         if _indexed(library, name, installed.version):
             current += 1
             print(f"{where}: up to date ({name})", file=sys.stderr)
+            continue
+        if args.lazy:
+            from citewise.kb.pending import record
+
+            record(library, name, installed.name, spec)
+            print(f"{where}: {spec.name}, indexed on first use ({name})", file=sys.stderr)
             continue
         print(f"{where}: {spec.name}", file=sys.stderr)
         try:

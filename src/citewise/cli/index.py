@@ -282,6 +282,11 @@ def add_index_commands(commands: Subcommands) -> None:
         "link), per exact version; again after an upgrade indexes only what changed",
     )  # fmt: skip
     index.add_argument(
+        "--lazy", action="store_true",
+        help="with --environment: fetch nothing now; each package is indexed by the first "
+        "question about it",
+    )  # fmt: skip
+    index.add_argument(
         "--python", metavar="PATH",
         help="with --package, --requirements or --environment: the Python they are in",
     )  # fmt: skip

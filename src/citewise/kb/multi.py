@@ -15,6 +15,7 @@ from citewise.errors import KnowledgeBaseError
 from citewise.kb.catalog import Card, card_of
 from citewise.kb.config import KBConfig
 from citewise.kb.knowledge_base import KnowledgeBase
+from citewise.kb.pending import PendingLibrary, build, pending
 from citewise.kb.routing import NEAREST, Route, route
 from citewise.models import Hit
 from citewise.options import ALL_SCOPE, SearchOptions
@@ -77,7 +78,8 @@ class KnowledgeBases(KnowledgeBase):
 
     @property
     def names(self) -> tuple[str, ...]:
-        names = self.library.names()
+        """The libraries answering: indexed ones, then those indexed on first use."""
+        names = [*self.library.names(), *sorted(pending(self.library))]
         if self._names is None:
             return tuple(names)
         unknown = [name for name in self._names if name not in names]
@@ -89,10 +91,21 @@ class KnowledgeBases(KnowledgeBase):
 
     @property
     def members(self) -> list[KnowledgeBase]:
-        return [self.library.open(name) for name in self.names]
+        """The indexed libraries (those indexed on first use are not yet)."""
+        return [self.library.open(name) for name in self.names if name in self.library.names()]
 
     def cards(self) -> list[Card]:
-        return [card_of(kb) for kb in self.members]
+        waiting = pending(self.library)
+        return [
+            _pending_card(waiting[name]) if name in waiting else card_of(self.library.open(name))
+            for name in self.names
+        ]
+
+    def _open(self, name: str) -> KnowledgeBase:
+        """Library ``name``, indexed now if it waited for its first question."""
+        if name in self.library.names():
+            return self.library.open(name)
+        return build(self.library, name)
 
     @property
     def exists(self) -> bool:
@@ -134,6 +147,8 @@ class KnowledgeBases(KnowledgeBase):
         """A library's score for ``question``: the mean cosine of its nearest chunks."""
         from citewise.retrieval.hybrid import search
 
+        if name not in self.library.names():
+            return 0.0  # not indexed yet: chosen only when a question names it
         kb = self.library.open(name)
         hits = search(kb.store, kb.embedder, question, k=NEAREST, mode="vector")
         return sum(hit.score for hit in hits) / NEAREST
@@ -159,7 +174,7 @@ class KnowledgeBases(KnowledgeBase):
         cards = {card.name: card for card in await asyncio.to_thread(self.cards)}
 
         async def one(name: str) -> list[Hit]:
-            kb = self.library.open(name)
+            kb = await asyncio.to_thread(self._open, name)
             resolved = await asyncio.to_thread(self._resolve_in, kb, request, changed)
             return [labelled(hit, cards[name]) for hit in await kb._search(query, resolved)]
 
@@ -221,6 +236,10 @@ class KnowledgeBases(KnowledgeBase):
         found = await asyncio.to_thread(self.route, question, libraries)
         cards = {card.name: card for card in await asyncio.to_thread(self.cards)}
         labels = ", ".join(cards[name].label for name in found.names)
+        for name in found.names:
+            if cards[name].description == _PENDING.format(card=cards[name]):
+                async for status in self._first_use(cards[name]):
+                    yield status
         yield Status(f"Searching {labels} ({_HOW.get(found.how, found.how)})")
         retriever = _Routed(self, found.names, base, on_search)
         if found.how == "nearest":  # the rules' guess: a chat model's plan may name others
@@ -232,6 +251,24 @@ class KnowledgeBases(KnowledgeBase):
             messages, retriever, model, options=self.resolve(base), workflow=workflow
         ):
             yield event
+
+    async def _first_use(self, card: Card) -> AsyncIterator[Status]:
+        """Index a library on the first question that needs it, saying so with progress."""
+        yield Status(f"Indexing {card.label}: the first question about it")
+        done: list[tuple[int, int]] = []
+        task = asyncio.create_task(
+            asyncio.to_thread(
+                build, self.library, card.name, lambda n, total, _: done.append((n, total))
+            )
+        )
+        shown = 0
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.5)
+            if len(done) > shown:
+                shown = len(done)
+                yield Status(f"Indexing {card.label}: {done[-1][0]} of {done[-1][1]} files")
+        task.result()
+        yield Status(f"Indexed {card.label}")
 
     def stream(
         self,
@@ -248,6 +285,14 @@ class KnowledgeBases(KnowledgeBase):
 
     def with_model(self, model: BaseChatModel) -> KnowledgeBase:
         return KnowledgeBases(self.library, self._names, model=model)
+
+
+_PENDING = "{card.label}: indexed on the first question about it"
+
+
+def _pending_card(item: PendingLibrary) -> Card:
+    card = Card(item.kb, item.package, item.version, aliases=(item.kb, item.package))
+    return replace(card, description=_PENDING.format(card=card))
 
 
 _HOW = {"named": "named in the question", "nearest": "nearest to the question",

@@ -170,9 +170,16 @@ class Runtime:
             return self.release.pending()
         if name == ALL and ALL not in self.library.names():
             return KnowledgeBases(self.library)
-        if name is None and self.default is None and len(self.library.names()) > 1:
+        if name is None and self.default is None and self._serves_all():
             return KnowledgeBases(self.library)
         return self.kb(name)
+
+    def _serves_all(self) -> bool:
+        """Several libraries and no default (or only libraries indexed on first use)."""
+        from citewise.kb.multi import KnowledgeBases
+
+        every = KnowledgeBases(self.library).names
+        return len(every) > 1 or bool(every and not self.library.names())
 
     @property
     def default(self) -> str | None:
@@ -186,7 +193,7 @@ class Runtime:
     def default_name(self) -> str:
         """The default's name: ``all`` when every knowledge base answers (several, none the
         default)."""
-        if self.release is None and self.default is None and len(self.library.names()) > 1:
+        if self.release is None and self.default is None and self._serves_all():
             return "all"
         return self._release_name() or self.default or DEFAULT_KB
 
