@@ -123,8 +123,9 @@ def build_library_server(kbs: KnowledgeBases) -> MCPServer[Any]:
 
     async def resolve_library(name: str, version: str | None = None) -> dict[str, Any]:
         known = await current()
-        wanted = normalized(name)
-        found = [c for c in known if wanted in {normalized(a) for a in (*c.aliases, c.name)}]
+        # ``python-requests``, ``py-widgets``: the names distributions and distros give it too.
+        wanted = {normalized(name)} | {normalized(name).removeprefix(p) for p in ("python-", "py-")}
+        found = [c for c in known if wanted & {normalized(a) for a in (*c.aliases, c.name)}]
         if version:
             found = [card for card in found if card.version == version]
         if not found:

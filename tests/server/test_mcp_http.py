@@ -48,7 +48,7 @@ async def calls(url: str, todo: list[tuple[str, dict[str, Any]]]) -> tuple[Any, 
 def test_resolve_then_search_within_a_token_budget(url: str) -> None:
     tools, (resolved, searched, small, listed) = asyncio.run(
         calls(url, [
-            ("resolve_library", {"name": "Requests", "version": "2.34.2"}),
+            ("resolve_library", {"name": "python-Requests", "version": "2.34.2"}),
             ("search_docs", {"query": "timeouts and sessions", "libraries": ["requests"],
                              "tokens": 400}),
             ("search_docs", {"query": "timeouts and sessions", "libraries": ["requests"],
