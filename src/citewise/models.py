@@ -87,13 +87,17 @@ class Hit:
     """A chunk found by a search, with its fused score and the rankers that found it.
 
     ``also``: the other chunks of the same section that matched, best first (a collapsed
-    search returns each section once, its best chunk as ``chunk``).
+    search returns each section once, its best chunk as ``chunk``). ``library`` and
+    ``library_version``: the knowledge base and version it came from, set by a search of
+    several (empty for one).
     """
 
     chunk: Chunk
     score: float
     rankers: tuple[str, ...]
     also: tuple[Chunk, ...] = ()
+    library: str = ""
+    library_version: str = ""
 
     @property
     def url(self) -> str:
@@ -123,6 +127,7 @@ class Hit:
             "doc_id": chunk.doc_id,
             "page_number": chunk.page_number,
             "also_matched": [other.chunk_id for other in self.also],
+            **({"library": self.library, "version": self.library_version} if self.library else {}),
         }
 
 

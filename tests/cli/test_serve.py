@@ -19,7 +19,6 @@ import pytest
 from citewise.cli import build_parser
 from citewise.cli.serve import serving_app
 from citewise.config import Settings
-from citewise.errors import KnowledgeBaseError
 from citewise.kb import KnowledgeBase
 
 from .conftest import MODEL_ENV
@@ -69,10 +68,14 @@ def test_with_no_kb_the_only_one_is_served_and_said(
         app = serving_app(args, Settings(home=home))
     assert app.state.runtime.default == "handbook"
     assert "serving knowledge base 'handbook'" in caplog.text
-    # Two, neither of them `docs`: no silent choice.
+    # Two, neither of them `docs`: both are served, each question routed; said so.
     tiny_kb(home, "policies", tmp_path / "docs")
-    with pytest.raises(KnowledgeBaseError, match=r"several knowledge bases \(handbook, policies\)"):
-        serving_app(args, Settings(home=home))
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="citewise.serve"):
+        app = serving_app(args, Settings(home=home))
+    assert "serving every knowledge base (handbook, policies)" in caplog.text
+    assert app.state.runtime.default_name == "all"
+    assert app.state.runtime.answering().name == "all"
 
 
 def free_port() -> int:

@@ -5,6 +5,7 @@
 //   node chat.mjs files BASE_URL QUESTION
 //   node chat.mjs keys BASE_URL QUESTION WRONG_KEY RIGHT_KEY
 //   node chat.mjs bm25 BASE_URL QUESTION
+//   node chat.mjs library BASE_URL QUESTION KB
 import { chromium } from "playwright-core";
 
 const [mode, url, ...rest] = process.argv.slice(2);
@@ -223,6 +224,23 @@ async function bm25(question) {
   result.sent = sent;
 }
 
+// The library picker: its choices, then one picked and asked; what the request sent.
+async function library(question, kb) {
+  const page = await open();
+  const sent = [];
+  page.on("request", (request) => {
+    if (request.url().endsWith("/v1/responses")) sent.push(request.postDataJSON().metadata ?? {});
+  });
+  result.pickerShown = await page.isVisible("#kb");
+  result.choices = await page.$$eval("#kb option", (os) => os.map((o) => o.value));
+  result.chosenAtFirst = await page.inputValue("#kb");
+  await page.selectOption("#kb", kb);
+  await ask(page, question);
+  await page.waitForSelector(DONE);
+  result.answer = await answerOf(page);
+  result.sent = sent;
+}
+
 const result = { pageErrors: [] };
 try {
   if (mode === "scripted") await scripted(...rest);
@@ -230,6 +248,7 @@ try {
   else if (mode === "files") await files(...rest);
   else if (mode === "keys") await keys(...rest);
   else if (mode === "bm25") await bm25(...rest);
+  else if (mode === "library") await library(...rest);
   else throw new Error(`unknown mode ${mode}`);
 } catch (error) {
   // What the page showed when it went wrong, for the test's failure message.

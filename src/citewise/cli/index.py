@@ -40,7 +40,7 @@ _RESOLVED_HOW = {
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     if args.url:
         return _index_url(args, settings)
-    if args.release or args.package or args.requirements:
+    if args.release or args.package or args.requirements or args.environment:
         return _index_release(args, settings)
     if args.folder is None:
         raise ConfigurationError(
@@ -108,7 +108,8 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.sources.release import ReleaseSpec
 
     given = [flag for flag, value in (("--release", args.release), ("--package", args.package),
-             ("--requirements", args.requirements)) if value]  # fmt: skip
+             ("--requirements", args.requirements), ("--environment", args.environment))
+             if value]  # fmt: skip
     if args.folder is not None:
         raise ConfigurationError(f"{given[0]} takes no FOLDER: it names the docs to fetch")
     if len(given) > 1:
@@ -130,6 +131,10 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
         options["layout"] = args.site_layout
     if args.requirements:
         return _index_requirements(args, settings, options)
+    if args.environment:
+        from citewise.cli.environment import index_environment
+
+        return index_environment(args, settings, options)
     if args.package:
         from citewise.sources.package import installed_package, package_release_spec
 
@@ -143,14 +148,15 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _index_spec(
-    args: argparse.Namespace, settings: Settings, spec: ReleaseSpec, kb: str | None
-) -> None:
+    args: argparse.Namespace, settings: Settings, spec: ReleaseSpec, kb: str | None,
+    meta: dict[str, str] | None = None,
+) -> None:  # fmt: skip
     from citewise.kb.releases import index_release
 
     with progress_bar(sys.stderr.isatty() and not args.quiet, "Indexing") as progress:
         result = index_release(
             spec, Library.shared(settings), kb_name=kb, rebuild=args.rebuild,
-            refresh=args.refresh, progress=progress, embedder=args.embedder,
+            refresh=args.refresh, progress=progress, embedder=args.embedder, meta=meta,
         )  # fmt: skip
     fetched = result.release
     if args.json:
@@ -270,10 +276,24 @@ def add_index_commands(commands: Subcommands) -> None:
         "--package", metavar="NAME",
         help="index the docs of the installed version of this package (its Project-URLs)",
     )  # fmt: skip
-    index.add_argument("--python", metavar="PATH", help="with --package: the Python it is in")
+    index.add_argument(
+        "--environment", action="store_true",
+        help="one knowledge base per installed distribution with docs (a GitHub repository "
+        "link), per exact version; again after an upgrade indexes only what changed",
+    )  # fmt: skip
+    index.add_argument(
+        "--lazy", action="store_true",
+        help="with --environment: fetch nothing now; each package is indexed by the first "
+        "question about it",
+    )  # fmt: skip
+    index.add_argument(
+        "--python", metavar="PATH",
+        help="with --package, --requirements or --environment: the Python they are in",
+    )  # fmt: skip
     index.add_argument(
         "--requirements", metavar="FILE",
-        help="one knowledge base per pinned package (name==version) of a requirements file",
+        help="one knowledge base per pinned package (name==version) of a requirements file, "
+        "or per locked package of uv.lock, poetry.lock or pylock.toml",
     )  # fmt: skip
     index.add_argument("--versions-url", help="versions.json URL ({site_url}versions.json)")
     index.add_argument("--archive-url", help="archive URL template: {owner} {repo} {version}")

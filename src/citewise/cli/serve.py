@@ -102,8 +102,8 @@ def check_default_kb(runtime: Runtime) -> None:
     """Refuse an unknown ``--kb`` now, not at every question; say what is served.
 
     Raises:
-        KnowledgeBaseError: the configured knowledge base does not exist, or several do
-            and none is the default.
+        KnowledgeBaseError: the configured knowledge base does not exist. Several and
+            none the default: every one is served, each question routed to its libraries.
     """
     from citewise.server.runtime import default_kb, no_default_message
 
@@ -124,7 +124,8 @@ def check_default_kb(runtime: Runtime) -> None:
     if chosen is not None:
         log.info("serving knowledge base %r, the default (knowledge bases: %s)", chosen, known)
     elif names:
-        raise KnowledgeBaseError(no_default_message(names))
+        log.info("serving every knowledge base (%s): each question goes to the ones it is "
+                 "about, or a request names them (kb)", known)  # fmt: skip
     else:
         log.warning("serving no knowledge base: %s", no_default_message(names))
 
@@ -161,9 +162,16 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: the MCP SDK is an optional extra (``citewise[mcp]``).
+    if args.all:
+        from citewise.mcp_libraries import serve_all
+
+        if args.kb is not None:
+            raise ConfigurationError("give --kb NAME or --all, not both")
+        serve_all(settings)
+        return 0
     from citewise.mcp_server import serve
 
-    serve(args.kb, settings)
+    serve(args.kb or DEFAULT_KB, settings)
     return 0
 
 
@@ -195,5 +203,10 @@ def add_serve_commands(commands: Subcommands) -> None:
     serve.set_defaults(run=cmd_serve)
 
     mcp = commands.add_parser("mcp", help="serve search_docs / ask_docs to agents over stdio")
-    mcp.add_argument("--kb", default=DEFAULT_KB, help="knowledge base name")
+    mcp.add_argument("--kb", default=None, help=f"knowledge base name (default: {DEFAULT_KB})")
+    mcp.add_argument(
+        "--all", action="store_true",
+        help="every knowledge base: resolve_library, list_libraries, search_docs with a token "
+        "budget, get_section, ask_docs",
+    )  # fmt: skip
     mcp.set_defaults(run=cmd_mcp)

@@ -19,6 +19,7 @@ from citewise.graph.prompts import (
     MAX_QUERY_CHARS,
     Plan,
     answer_messages,
+    library_plan,
     plan_messages,
     section_title,
     split_conversation,
@@ -61,11 +62,18 @@ def merge_hits(rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
 async def plan(state: GraphState, runtime: Runtime[Deps]) -> Update:
     """One structured call at temperature 0: 0–3 standalone queries (none for small talk)."""
     status = emit_status(UNDERSTANDING)
-    messages = plan_messages(state["messages"])
+    # Several libraries (citewise.kb.multi): the plan may name those the question is about.
+    retriever = runtime.context.retriever
+    catalog: str = getattr(retriever, "catalog", "")
+    messages = plan_messages(state["messages"], catalog)
+    schema = library_plan() if catalog else Plan
     try:
         with telemetry.stage("plan"):
-            result = await astructured(runtime.context.planner, Plan, messages, tags=[PLAN_TAG])
+            result = await astructured(runtime.context.planner, schema, messages, tags=[PLAN_TAG])
         queries = result.search_queries()
+        named = getattr(result, "libraries", None)
+        if named:
+            retriever.choose(named)  # type: ignore[attr-defined]
     except ModelError as error:
         # Searching the message as written beats failing the request or answering blind.
         log.warning("planning failed (%s); searching the message as written", error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
@@ -162,9 +163,32 @@ def format_sections(
     return "<documentation>\n" + "\n".join(blocks) + "\n</documentation>", used
 
 
-def plan_messages(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
+def plan_messages(messages: Sequence[AnyMessage], catalog: str = "") -> list[BaseMessage]:
+    """The plan call's messages; ``catalog``: the libraries to choose among (several
+    knowledge bases), one per line."""
     history, last = split_conversation(messages)
-    return [SystemMessage(PLAN_SYSTEM), *history, HumanMessage(last)]
+    system = PLAN_SYSTEM + (f"\n\n{LIBRARIES_SYSTEM}\n{catalog}" if catalog else "")
+    return [SystemMessage(system), *history, HumanMessage(last)]
+
+
+LIBRARIES_SYSTEM = (
+    "The documentation is that of several libraries, listed below (name: package version: "
+    "what it is). In libraries, name those the last message is about (by their names); "
+    "leave it empty when it names none and you cannot tell."
+)
+
+
+@cache
+def library_plan() -> type[Plan]:
+    """:class:`Plan` with ``libraries``: which of several libraries the question is about
+    (still named ``Plan``: the same kind of call)."""
+    from pydantic import create_model
+
+    libraries: Any = (
+        list[str],
+        Field(default_factory=list, description="the libraries the last message is about"),
+    )
+    return create_model("Plan", __base__=Plan, libraries=libraries)
 
 
 def answer_messages(

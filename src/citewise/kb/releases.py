@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,7 @@ def index_release(
     refresh: bool = False,
     progress: Progress | None = None,
     embedder: str | None = None,
+    meta: Mapping[str, str] | None = None,
 ) -> ReleaseIndexResult:
     """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
     (default ``{repo}-{release}``), its section URLs those of the published site.
@@ -64,7 +65,8 @@ def index_release(
     and the site choices the user gave (``release_choices``: site URL, layout, version
     segment…). A later run into the same knowledge base reuses those it does not override,
     and one that would cite another site than the knowledge base does without being told to
-    is refused: citations are never silently rewritten.
+    is refused: citations are never silently rewritten. ``meta``: more to record (the
+    installed ``package`` it documents).
 
     Raises:
         ConfigurationError: the run would change the knowledge base's site unasked.
@@ -91,7 +93,11 @@ def index_release(
         version=published.version or None,
         progress=progress,
         scope_rule=spec.scope_rule,
-        meta={**fetched.meta(), META_RELEASE_CHOICES: json.dumps(choices, sort_keys=True)},
+        meta={
+            **fetched.meta(),
+            **(meta or {}),
+            META_RELEASE_CHOICES: json.dumps(choices, sort_keys=True),
+        },  # fmt: skip
         rebuild=rebuild,
         # A release's knowledge base mirrors whichever release was last indexed into it.
         replace=True,

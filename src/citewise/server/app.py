@@ -24,6 +24,7 @@ from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
 from citewise.server.limits import BodyLimitMiddleware, BodyLimits, JSONCheckMiddleware
 from citewise.server.logs import RequestMiddleware
+from citewise.server.mcp_http import mount_mcp
 from citewise.server.metrics import KnowledgeBaseSizes, Metrics, metrics_endpoint
 from citewise.server.ratelimit import RateLimitMiddleware, rate_limit_from_env
 from citewise.server.runtime import Runtime, ServerOptions
@@ -133,6 +134,7 @@ def create_app(
     app.include_router(openai.router)
     app.include_router(diagnostics.router)
     _include_knowledge_api(app)
+    mount_mcp(app, runtime)
     app.include_router(_web_router())
     return app
 

@@ -92,7 +92,8 @@ _DESCRIPTIONS = {
     "agent_grading": "citewise-agentic: grade the sections found (false: answer from them)",
     "chat_model": "the chat model for query rewrites and rerank=llm: the server's or the "
     "knowledge base's (default: the knowledge base's)",
-    KB_SETTING: "the knowledge base to answer from",
+    KB_SETTING: "the knowledge base to answer from: a name, a list of names, or all (each "
+    "question routed to the libraries it is about)",
     STATUS_SETTING: "Chat Completions: stream what citewise does (planning, searching) as "
     "reasoning_content deltas before the answer",
 }
@@ -104,7 +105,7 @@ class ClientSettings:
     that differ from the defaults): the knowledge base, and search options over its
     defaults (only the fields the client set count as set)."""
 
-    kb: str | None = None
+    kb: str | tuple[str, ...] | None = None  # several: they answer as one
     options: SearchOptions = field(default_factory=SearchOptions)
     show_status: bool = False
     # The old key a client used for a field, so an error names what the client sent.
@@ -134,7 +135,9 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     for name in SERVER_ONLY:
         del properties[name], values[name]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
-    properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
+    names = runtime.names()
+    properties[KB_SETTING] = {"title": "Kb", "type": "string",
+                              "enum": [*names, "all"] if len(names) > 1 else names}  # fmt: skip
     properties[STATUS_SETTING] = {"title": "Show Status", "type": "boolean"}
     for name, prop in properties.items():
         prop.setdefault("description", _DESCRIPTIONS.get(name, ""))
@@ -169,8 +172,12 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
         raise APIError(400, f"{param} must be a JSON object", param=param)
     check_json_value(values, param)
     kb = values.pop(KB_SETTING, None)
-    if kb is not None and not (isinstance(kb, str) and kb):
-        raise _invalid(KB_SETTING, "must be the name of a knowledge base", key)
+    if isinstance(kb, list) and kb and all(isinstance(name, str) and name for name in kb):
+        kb = tuple(dict.fromkeys(kb))
+    elif kb is not None and not (isinstance(kb, str) and kb):
+        raise _invalid(
+            KB_SETTING, "must be the name of a knowledge base, a list of them or all", key
+        )
     show_status = values.pop(STATUS_SETTING, False)
     if not isinstance(show_status, bool):
         raise _invalid(STATUS_SETTING, "must be true or false", key)

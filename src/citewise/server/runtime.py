@@ -151,16 +151,35 @@ class Runtime:
             raise KnowledgeBaseError(f"unknown knowledge base {name!r} (known: {listed})")
         return self.library.open(name)
 
-    def answering(self, name: str | None = None) -> KnowledgeBase:
+    def answering(self, name: str | tuple[str, ...] | None = None) -> KnowledgeBase:
         """:meth:`kb` for answering a message: a release not built yet is built by the
-        answer's first search, not before its plan (a greeting builds nothing).
+        answer's first search, not before its plan (a greeting builds nothing). Several
+        names, ``all``, or none when there is no default: the knowledge bases answering as
+        one, each question routed to its libraries (:mod:`citewise.kb.multi`).
 
         Raises:
             KnowledgeBaseError: no such knowledge base.
         """
+        from citewise.kb.multi import ALL, KnowledgeBases
+
+        if isinstance(name, tuple):
+            kbs = KnowledgeBases(self.library, name)
+            kbs.names  # noqa: B018  (refuses an unknown name now, naming the known ones)
+            return kbs if len(name) > 1 else self.kb(name[0])
         if self.release is not None and (name is None or name == self._release_name()):
             return self.release.pending()
+        if name == ALL and ALL not in self.library.names():
+            return KnowledgeBases(self.library)
+        if name is None and self.default is None and self._serves_all():
+            return KnowledgeBases(self.library)
         return self.kb(name)
+
+    def _serves_all(self) -> bool:
+        """Several libraries and no default (or only libraries indexed on first use)."""
+        from citewise.kb.multi import KnowledgeBases
+
+        every = KnowledgeBases(self.library).names
+        return len(every) > 1 or bool(every and not self.library.names())
 
     @property
     def default(self) -> str | None:
@@ -172,6 +191,10 @@ class Runtime:
 
     @property
     def default_name(self) -> str:
+        """The default's name: ``all`` when every knowledge base answers (several, none the
+        default)."""
+        if self.release is None and self.default is None and self._serves_all():
+            return "all"
         return self._release_name() or self.default or DEFAULT_KB
 
     def _release_name(self) -> str | None:

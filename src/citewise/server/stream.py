@@ -79,6 +79,8 @@ def search_result(hit: Hit) -> Payload:
             "doc_id": chunk.doc_id,
             "page": chunk.page,
             "rankers": " ".join(hit.rankers),
+            # From a search of several knowledge bases: which library and version.
+            **({"library": hit.library, "version": hit.library_version} if hit.library else {}),
         },
     }
 

@@ -36,6 +36,10 @@ __all__ = [
 _GITHUB_RE = re.compile(
     r"^https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?(?:[#?].*)?$"
 )
+# Options pip takes after a requirement (hash-checking mode and build settings).
+_PER_REQUIREMENT_OPTIONS = re.compile(
+    r"\s+--(?:hash|config-settings|global-option|install-option)(?:=|\s+)\S+"
+)
 _GITHUB_PAGES_RE = re.compile(r"^https?://([\w-]+)\.github\.io/([\w.-]+)")
 _COMMENT_RE = re.compile(r"(^|\s+)#.*$")
 # Project-URL labels, normalized as PEP 753 does (lowercase, no punctuation or spaces).
@@ -239,12 +243,21 @@ def read_requirements(path: Path, environment: Mapping[str, str] | None = None) 
     Unpinned requirements, direct URLs, editables (``-e``), constraints and repeats are
     skipped, each with its reason.
 
+    A lock file (``uv.lock``, ``poetry.lock``, ``pylock.toml``) gives every package it locks
+    from an index (:mod:`citewise.sources.lockfiles`); ``--hash`` options are read past.
+
     Raises:
         SourceError: a file cannot be read, or nothing in it is pinned.
     """
+    from citewise.sources.lockfiles import is_lock_file, read_lock
+
     pins: dict[str, tuple[str, str]] = {}
     skipped: list[tuple[str, str]] = []
-    _read_into(path, pins, skipped, seen=set(), environment=environment)
+    if is_lock_file(path):
+        locked, skipped = read_lock(path)
+        pins = {canonicalize_name(name): (name, version) for name, version in locked}
+    else:
+        _read_into(path, pins, skipped, seen=set(), environment=environment)
     if not pins:
         reasons = "; ".join(f"{where}: {why}" for where, why in skipped[:5])
         raise SourceError(f"{path}: no pinned requirements (name==version)" +
@@ -278,7 +291,7 @@ def _read_into(
             elif option in ("-c", "--constraint"):
                 skipped.append((where, "constraints are not read (list the pins themselves)"))
             continue
-        reason, pin = _pin(line, environment)
+        reason, pin = _pin(_PER_REQUIREMENT_OPTIONS.sub("", line), environment)
         if pin is None:
             skipped.append((where, reason))
             continue

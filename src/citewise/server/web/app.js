@@ -53,6 +53,15 @@ async function loadModels() {
   const scopes = settings.schema.properties.scope.enum || ["all"];
   $("scope").replaceChildren(...scopes.map((s) => new Option(s, s)));
   $("scope").value = defaults.scope;
+  // Several knowledge bases: a picker, all (routed) or one; a scope belongs to one.
+  const kbs = settings.schema.properties.kb.enum || [];
+  $("kb").replaceChildren(...kbs.map((name) => new Option(name, name)));
+  $("kb").value = defaults.kb;
+  $("kb-label").hidden = kbs.length < 2;
+  $("kb").onchange = () => {
+    $("scope").value = "all";
+    $("scope").disabled = $("kb").value !== defaults.kb;
+  };
   // The BM25 toggle is the seed's name for search_type: off searches the embeddings only.
   $("bm25").checked = defaults.search_type !== "vector";
   showError("");
@@ -82,6 +91,7 @@ function searchType() {
 
 function clientSettings() {
   const chosen = { scope: $("scope").value, search_type: searchType() };
+  if (!$("kb-label").hidden) chosen.kb = $("kb").value;
   const changed = Object.fromEntries(
     Object.entries(chosen).filter(([k, v]) => v !== defaults[k]));
   return Object.keys(changed).length ? { citewise_settings: JSON.stringify(changed) } : {};
