@@ -4,8 +4,9 @@ across restarts and summed up per time window, with the alerts they trip.
 It is a :mod:`citewise.telemetry` observer: the server and the CLI send it their operations.
 The file (``{home}/diagnostics.json``) holds at most :data:`MAX_EVENTS` events and
 :data:`MAX_BYTES` bytes, written atomically under a file lock so the server and CLI commands
-of one home can share it (:class:`citewise.kb.jsonfile.BoundedJSONFile`). It never holds query text: what an operation was about (a query, a
-document id) is kept as a truncated SHA-256 hash, and an error's message has it blanked out.
+of one home can share it (:class:`citewise.kb.jsonfile.BoundedJSONFile`). It never holds
+query text: what an operation was about (a query, a document id) is kept as a truncated
+SHA-256 hash, and an error's message has it blanked out.
 """
 
 from __future__ import annotations
