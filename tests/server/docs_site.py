@@ -50,6 +50,7 @@ def write_pages(root: Path, script_tag: str) -> None:
             '<h2 id="tune-the-search">Tune the search</h2><p>BM25 and embeddings.</p>'
         ),
     }
+    (root / "favicon.ico").write_bytes(b"")  # browsers ask: no 404 in the console
     for name, body in pages.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)

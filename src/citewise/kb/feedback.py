@@ -148,7 +148,7 @@ class FeedbackStore:
         self, response_id: str, rating: str, comment: str = "", *, kb: str | None = None
     ) -> dict[str, Any]:
         """Keep a reader's rating of the answer ``response_id``; a second rating of the same
-        answer replaces the first. ``kb``: only an answer of this knowledge base may be rated
+        answer replaces the first (``replaced``: the rating it replaced, or None). ``kb``: only an answer of this knowledge base may be rated
         (a widget key's).
 
         Raises:
@@ -183,10 +183,12 @@ class FeedbackStore:
                 "rating": rating,
                 "comment": comment.strip(),
             }
+            earlier = [r for r in lists["ratings"] if r.get("response_id") == response_id]
             ratings = [r for r in lists["ratings"] if r.get("response_id") != response_id]
             lists["ratings"] = [*ratings, entry]
             self._file.write(lists)
-        return {**entry, "answer": answer}
+        replaced = earlier[-1].get("rating") if earlier else None
+        return {**entry, "answer": answer, "replaced": replaced}
 
     # -- reading ---------------------------------------------------------------------------
 

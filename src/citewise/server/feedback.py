@@ -3,7 +3,8 @@
 
 One route for both APIs, by ``response_id`` (a Responses ``resp_…`` or a Chat Completions
 ``chatcmpl_…`` id): citewise keeps no response objects to hang a ``…/{id}/feedback`` on.
-Each rating also counts into ``citewise_feedback_total{kb,rating}``.
+Each rating also counts into ``citewise_feedback_total{kb,rating}`` (once per answer and
+rating: a comment sent after the thumb, or the same thumb again, does not count twice).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ async def rate(body: FeedbackRequest, request: Request) -> dict[str, Any]:
         raise storage_full(error) from None
     counter: Counter = request.app.state.feedback_total
     metrics: Metrics = request.app.state.metrics
-    counter.labels(metrics.kb(str(kept["kb"])), kept["rating"]).inc()
+    if kept.pop("replaced") != kept["rating"]:  # a comment added to a rating is not another
+        counter.labels(metrics.kb(str(kept["kb"])), kept["rating"]).inc()
     return {"object": "feedback", **{k: v for k, v in kept.items() if k != "answer"}}
 
 
