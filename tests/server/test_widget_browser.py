@@ -83,7 +83,8 @@ def test_a_reader_asks_the_widget_rates_and_lands_on_the_cited_section(tmp_path:
     assert seen["diagnostics"]["worst"][1:4] == [KB, "1", "0"]
     assert seen["diagnostics"]["sections"] == [section]
     [rating] = export["feedback"]["data"]
-    assert rating["rating"] == "down" and rating["comment"] == "It does not say where to set the keys"
+    assert rating["rating"] == "down"
+    assert rating["comment"] == "It does not say where to set the keys"
     # Thumb, then comment: one rating, counted once.
     assert f'citewise_feedback_total{{kb="{KB}",rating="down"}} 1.0' in metrics
     # Light and dark follow the page.
@@ -98,7 +99,7 @@ def test_the_widget_script_is_one_scope_with_the_chat_pages_parts(tmp_path: Path
     assert script_file.headers["content-type"].startswith("text/javascript")
     text = script_file.text
     assert text.startswith("/* citewise widget") and text.rstrip().endswith("})();")
-    chat_page = (WEB_TESTS.parents[1] / "src/citewise/server/web")
+    chat_page = WEB_TESTS.parents[1] / "src/citewise/server/web"
     for part in ("render.js", "sse.js", "rating.js"):
         assert (chat_page / part).read_text() in text  # the chat page's own code, not a copy
     assert "attachShadow" in text and "DOMPurify" in text

@@ -148,8 +148,8 @@ class FeedbackStore:
         self, response_id: str, rating: str, comment: str = "", *, kb: str | None = None
     ) -> dict[str, Any]:
         """Keep a reader's rating of the answer ``response_id``; a second rating of the same
-        answer replaces the first (``replaced``: the rating it replaced, or None). ``kb``: only an answer of this knowledge base may be rated
-        (a widget key's).
+        answer replaces the first (``replaced``: the rating it replaced, or None). ``kb``:
+        only an answer of this knowledge base may be rated (a widget key's).
 
         Raises:
             FeedbackError: a rating other than up/down, a comment too long (400), an answer
