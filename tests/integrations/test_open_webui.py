@@ -58,16 +58,17 @@ def start_open_webui(venv: Path, citewise: str, data: Path) -> tuple[subprocess.
         "OFFLINE_MODE": "True", "HF_HUB_OFFLINE": "1", "RAG_EMBEDDING_MODEL_AUTO_UPDATE": "False",
         "ANONYMIZED_TELEMETRY": "False", "DO_NOT_TRACK": "True", "SCARF_NO_ANALYTICS": "True",
     }  # fmt: skip
-    log = (data / "open-webui.log").open("wb")
-    process = subprocess.Popen(
-        [str(venv / "bin" / "open-webui"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    log = data / "open-webui.log"
+    with log.open("wb") as output:  # the child keeps its own copy of the handle
+        process = subprocess.Popen(
+            [str(venv / "bin" / "open-webui"), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=output, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"Open WebUI exited {process.returncode}: see {log.name}")
+            raise AssertionError(f"Open WebUI exited {process.returncode}: see {log}")
         try:
             if httpx.get(f"{url}/health", timeout=2).status_code == 200:
                 return process, url
@@ -75,7 +76,7 @@ def start_open_webui(venv: Path, citewise: str, data: Path) -> tuple[subprocess.
             pass
         time.sleep(1)
     process.terminate()
-    raise AssertionError(f"Open WebUI not up after {START_SECONDS}s: see {log.name}")
+    raise AssertionError(f"Open WebUI not up after {START_SECONDS}s: see {log}")
 
 
 def add_model(url: str) -> str:

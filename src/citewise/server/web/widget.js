@@ -64,8 +64,9 @@
     .root.dark button.send { color: #0d1117; }
     .rating { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin-top: 6px; }
     .rate { border: 1px solid var(--border); background: transparent; border-radius: 6px;
-            padding: 1px 8px; cursor: pointer; font-size: 15px; }
-    .rate[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); }
+            padding: 4px 8px; cursor: pointer; color: var(--fg); line-height: 0; }
+    .rate[aria-pressed="true"] { background: var(--accent); border-color: var(--accent);
+                                 color: var(--bg); }
     .rating-note { font-size: 12px; color: var(--muted); }
     .comment { display: flex; gap: 6px; flex-basis: 100%; }
     .comment[hidden] { display: none; }
