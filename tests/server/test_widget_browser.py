@@ -79,6 +79,7 @@ def test_a_reader_asks_the_widget_rates_and_lands_on_the_cited_section(tmp_path:
     assert seen["target"]["text"] == "Add API keys" and 0 <= seen["target"]["top"] < 100
     # The rating, on the diagnostics page, in its export and in /metrics.
     assert seen["pressed"] == "true"
+    assert seen["diagnostics"]["summary"] == "1 rating kept (at most 500)"
     assert seen["diagnostics"]["hour"] == ["1h", "1", "0", "1", "0%"]
     assert seen["diagnostics"]["worst"][1:4] == [KB, "1", "0"]
     assert seen["diagnostics"]["sections"] == [section]

@@ -9,7 +9,8 @@ async function loadFeedback() {
     return; // diagnostics.js shows what went wrong (a key to enter)
   }
   $("feedback-summary").textContent = feedback.ratings
-    ? `${feedback.ratings} ratings kept (at most ${feedback.limits.ratings})` : "No ratings yet.";
+    ? `${feedback.ratings} rating${feedback.ratings === 1 ? "" : "s"} kept (at most ${feedback.limits.ratings})`
+    : "No ratings yet.";
   const windows = $("feedback-windows");
   windows.replaceChildren();
   for (const [name, w] of Object.entries(feedback.windows)) {
