@@ -14,6 +14,7 @@ from citewise import telemetry
 from citewise.cli.common import Subcommands, print_json
 from citewise.config import Settings
 from citewise.kb.diagnostics import WINDOWS, DiagnosticsHistory
+from citewise.kb.feedback import FeedbackStore
 
 __all__ = ["add_diagnostics_command", "recording"]
 
@@ -67,6 +68,17 @@ def render(snapshot: dict[str, Any]) -> str:
     alerts = snapshot["alerts"]
     lines.append("\nalerts: none" if not alerts else "\nalerts:")
     lines += [f"  [{alert['alert']}] {alert['message']}" for alert in alerts]
+    feedback = snapshot.get("feedback")
+    if feedback is not None:
+        rates = " · ".join(
+            f"{name} {_rate(w['helpful_rate'])} of {w['ratings']}"
+            for name, w in feedback["windows"].items()
+        )
+        lines.append(f"\nfeedback: helpful {rates}")
+        for row in feedback["worst"][:5]:
+            question = row.get("question") or f"#{row['question_hash']}"
+            cited = ", ".join(s["url"] for s in row["sections"][:3]) or "no sections"
+            lines.append(f"  {row['down']} down, {row['up']} up  [{row['kb']}] {question}: {cited}")
     return "\n".join(lines)
 
 
@@ -75,11 +87,13 @@ def cmd_diagnostics(args: argparse.Namespace, settings: Settings) -> int:
     if args.clear:
         print(f"cleared {history.clear()} events")
         return 0
+    feedback = FeedbackStore.of(settings)
     if args.export:
-        Path(args.export).write_text(json.dumps(history.export(), indent=2), encoding="utf-8")
+        payload = {**history.export(), "feedback": feedback.export()}
+        Path(args.export).write_text(json.dumps(payload, indent=2), encoding="utf-8")
         print(f"exported {len(history.events())} events to {args.export}")
         return 0
-    snapshot = history.snapshot()
+    snapshot = {**history.snapshot(), "feedback": feedback.summary()}
     if args.json:
         print_json(snapshot)
     else:

@@ -4,34 +4,29 @@ across restarts and summed up per time window, with the alerts they trip.
 It is a :mod:`citewise.telemetry` observer: the server and the CLI send it their operations.
 The file (``{home}/diagnostics.json``) holds at most :data:`MAX_EVENTS` events and
 :data:`MAX_BYTES` bytes, written atomically under a file lock so the server and CLI commands
-of one home can share it. It never holds query text: what an operation was about (a query, a
-document id) is kept as a truncated SHA-256 hash, and an error's message has it blanked out.
+of one home can share it (:class:`citewise.kb.jsonfile.BoundedJSONFile`). It never holds
+query text: what an operation was about (a query, a document id) is kept as a truncated
+SHA-256 hash, and an error's message has it blanked out.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import json
 import logging
 import math
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
+from citewise.kb.jsonfile import BoundedJSONFile
 from citewise.telemetry import OPERATION, Event
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: the in-process lock still serializes
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "HISTORY_FILE",
@@ -121,6 +116,7 @@ class DiagnosticsHistory:
         self.path = path
         self.rules = rules or AlertRules.from_env()
         self.clock = clock
+        self._file = BoundedJSONFile(path, {"events": MAX_EVENTS}, MAX_BYTES)
         self._lock = threading.Lock()
         self._pending: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
@@ -171,28 +167,28 @@ class DiagnosticsHistory:
 
     def flush(self) -> None:
         """Write the operations kept in memory (merged with what other processes wrote)."""
-        with self._locked():
+        with self._file.locked():
             self._flush_locked()
 
     def _flush_locked(self) -> list[dict[str, Any]]:
-        events = self._read()
-        if self._pending:
-            events = _bounded([*events, *self._pending])
-            self._pending.clear()
-            self._write(events)
+        events = self._file.read()["events"]
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:  # a failed write loses them (a full disk costs diagnostics, not memory)
+            events = self._file.write({"events": [*events, *pending]})["events"]
         self._flushed = time.monotonic()
         return events
 
     def events(self) -> list[dict[str, Any]]:
         """The kept events, oldest first."""
-        with self._locked():
+        with self._file.locked():
             return self._flush_locked()
 
     def clear(self) -> int:
         """Forget every event; how many there were."""
-        with self._locked():
+        with self._file.locked():
             count = len(self._flush_locked())
-            self._write([])
+            self._file.write({"events": []})
             return count
 
     # -- reading ---------------------------------------------------------------------------
@@ -248,41 +244,6 @@ class DiagnosticsHistory:
                 })  # fmt: skip
         return alerts
 
-    # -- the file --------------------------------------------------------------------------
-
-    @contextmanager
-    def _locked(self) -> Any:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self.path.with_name(f".{self.path.name}.lock")
-        with self._lock, lock.open("a") as handle:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-    def _read(self) -> list[dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except ValueError:
-            # A damaged history is diagnostics lost, not a reason to fail the operation.
-            return []
-        events = data.get("events") if isinstance(data, dict) else None
-        return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-
-    def _write(self, events: list[dict[str, Any]]) -> None:
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            temporary.write_text(_dump(events), encoding="utf-8")
-            os.replace(temporary, self.path)  # atomic: a reader sees the old file or the new
-        except OSError:
-            temporary.unlink(missing_ok=True)  # a full disk: the old history stays, whole
-            raise
-
 
 def entry_of(event: Event, now: float) -> dict[str, Any]:
     """An operation event as a history entry: no query text, the subject hashed."""
@@ -306,18 +267,6 @@ def entry_of(event: Event, now: float) -> dict[str, Any]:
             cause = cause.replace(event.subject, "[…]")
         entry["cause"] = cause[:_CAUSE_CHARS]
     return entry
-
-
-def _dump(events: list[dict[str, Any]]) -> str:
-    return json.dumps({"version": 1, "events": events}, ensure_ascii=False, separators=(",", ":"))
-
-
-def _bounded(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The newest events within both bounds."""
-    events = events[-MAX_EVENTS:]
-    while events and len(_dump(events).encode("utf-8")) > MAX_BYTES:
-        events = events[max(1, len(events) // 10) :]
-    return events
 
 
 def _percentile(ordered: list[float], fraction: float) -> float:

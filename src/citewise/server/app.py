@@ -18,7 +18,7 @@ from citewise.config import Settings
 from citewise.kb import Library
 from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
-from citewise.server import diagnostics, openai
+from citewise.server import diagnostics, feedback, openai, widget
 from citewise.server.apidocs import openapi_schema, swagger_page
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
@@ -29,6 +29,7 @@ from citewise.server.metrics import KnowledgeBaseSizes, Metrics, metrics_endpoin
 from citewise.server.ratelimit import RateLimitMiddleware, rate_limit_from_env
 from citewise.server.runtime import Runtime, ServerOptions
 from citewise.server.tracing import Traces, traces_from_env
+from citewise.server.widget import WidgetGate, WidgetKeys
 from citewise.telemetry import Observer
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ def create_app(
     model_factory: ModelFactory | None = None,
     library: Library | None = None,
     tracer_provider: Any = None,
+    widget_keys: WidgetKeys | None = None,
 ) -> FastAPI:
     """The citewise server.
 
@@ -65,9 +67,11 @@ def create_app(
             this app); every route opens knowledge bases through it.
         tracer_provider: an OpenTelemetry tracer provider to trace requests with (default:
             OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, else no traces).
+        widget_keys: the widget's public keys and origins (default: ``CITEWISE_WIDGET_*``).
     """
     settings = settings or Settings.from_env()
     options = options or ServerOptions.from_env()
+    widget_keys = widget_keys or WidgetKeys.from_env()
     metrics = Metrics()
     app = FastAPI(
         title="citewise",
@@ -103,8 +107,12 @@ def create_app(
     if rate_limit is not None:
         # Inside the request middleware: a 429 is logged and counted like any answer.
         app.add_middleware(RateLimitMiddleware, limit=rate_limit)
+    if widget_keys.keys:
+        # Inside the request middleware: a refused widget key is logged and counted.
+        app.add_middleware(WidgetGate, widget=widget_keys)
     app.add_middleware(RequestMiddleware, metrics=metrics, observers=observers)
-    origins = cors_origins()
+    # The widget's pages call the API from their own origins.
+    origins = [*cors_origins(), *sorted(widget_keys.origins - set(cors_origins()))]
     if origins:
         # Outermost, so a browser's preflight is answered before the API key is asked for.
         app.add_middleware(
@@ -133,6 +141,8 @@ def create_app(
     app.include_router(guarded)
     app.include_router(openai.router)
     app.include_router(diagnostics.router)
+    feedback.install(app, settings, metrics)
+    app.include_router(widget.router)
     _include_knowledge_api(app)
     mount_mcp(app, runtime)
     app.include_router(_web_router())

@@ -2,7 +2,8 @@
 
 Keys come from ``app.state.api_keys`` / ``app.state.admin_keys`` (set by ``create_app``), or
 from the environment for an app built without it. With no key configured a route is open,
-so a local server needs no setup; health checks are never guarded.
+so a local server needs no setup; health checks are never guarded. A widget key
+(``citewise.server.widget``) reaches a route only when the widget gate let it through.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def _matches(token: str, keys: Iterable[str]) -> bool:
     return found
 
 
+def _widget(request: Request) -> bool:
+    """A widget key the widget gate let through to this route."""
+    return getattr(request.state, "widget_kb", None) is not None
+
+
 def _unauthorized(message: str) -> APIError:
     return APIError(
         401,
@@ -76,6 +82,8 @@ async def require_api_key(request: Request) -> None:
     Raises:
         APIError: 401 in the OpenAI envelope.
     """
+    if _widget(request):
+        return
     keys = _keys(request, "api_keys", API_KEYS_ENV)
     if not keys:
         return
@@ -96,6 +104,8 @@ async def require_admin_key(request: Request) -> None:
         APIError: 401 in the OpenAI envelope; 403 for an API key that is not an admin key,
             and on a server whose admin API is closed.
     """
+    if _widget(request):
+        return  # the widget gate lets a widget key through to its own KB's search only
     admin = _keys(request, "admin_keys", ADMIN_KEYS_ENV)
     if not admin:
         if getattr(request.app.state, "admin_closed", False):

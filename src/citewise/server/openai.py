@@ -22,6 +22,7 @@ from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Sta
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
+from citewise.server.feedback import remember_answer
 from citewise.server.links import LinkRewriter, document_url, is_relative, rewrite_links
 from citewise.server.metrics import Metrics
 from citewise.server.requests import (
@@ -29,6 +30,7 @@ from citewise.server.requests import (
     Message,
     ResponsesRequest,
     chat_messages,
+    chat_metadata,
     check_model,
     parse_client_settings,
     resolve,
@@ -47,6 +49,7 @@ from citewise.server.stream import (
 )
 from citewise.server.tasks import task_reply
 from citewise.server.unsupported import check_chat_parameters, check_responses_parameters
+from citewise.server.widget import pinned
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +154,9 @@ class _Run:
         self.base_url = str(request.base_url)
         self.model = model
         self.messages = messages
-        self.client = parse_client_settings(metadata)
+        self.client = pinned(request, parse_client_settings(metadata))
+        self.request = request
+        self.response_id = ""  # set by the route: what a rating of the answer names
         self.usage = _Usage()
         self.task: str | None = None
         self.started = time.time()
@@ -186,8 +191,19 @@ class _Run:
         async with aclosing(self.events()) as events:
             async for event in events:
                 if isinstance(event, Done):
-                    return self.published(event.answer)
+                    return await self.finished(event.answer)
         raise APIError(500, "the workflow ended without an answer", code="server_error")
+
+    async def finished(self, answer: Answer) -> Answer:
+        """:meth:`published`, remembered for a reader's rating of :attr:`response_id`."""
+        answer = self.published(answer)
+        if self.task is None:  # Open WebUI's title and tag prompts are nobody's question
+            question = self.messages[-1]["content"]
+            await asyncio.to_thread(
+                remember_answer, self.request, self.response_id, answer,
+                kb=self.kb.name, workflow=self.model, question=question,
+            )  # fmt: skip
+        return answer
 
     def publish(self, url: str) -> str | None:
         """The published URL of a stored URL of an uploaded file (``policies.pdf#page=1``):
@@ -252,6 +268,8 @@ async def _stream(
     try:
         async with aclosing(run.events()) as events:
             async for event in events:
+                if isinstance(event, Done):  # published and remembered: on_event sends it
+                    event = Done(await run.finished(event.answer))
                 for text in on_event(event):
                     yield text
     except Exception as error:  # the status line went out: report it in the stream
@@ -269,6 +287,7 @@ async def create_response(
     await run.prepare()
     with_results = "file_search_call.results" in (body.include or [])
     builder = ResponseEvents(body.model, body.metadata, with_results=with_results)
+    run.response_id = builder.id
     if not body.stream:
         answer = await run.answer()
         return JSONResponse(builder.final(answer, run.usage_json()))
@@ -282,7 +301,7 @@ async def create_response(
         else:
             held = run.links.flush()
             payloads = builder.delta(held) if held else []
-            payloads += builder.done(run.published(event.answer), run.usage_json())
+            payloads += builder.done(event.answer, run.usage_json())
         return [sse(payload) for payload in payloads]
 
     def on_error(error: APIError) -> list[str]:
@@ -303,9 +322,10 @@ async def create_chat_completion(
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
     check_chat_parameters(body.model_extra or {})
-    run = _Run(request, body.model, chat_messages(body), body.metadata)
+    run = _Run(request, body.model, chat_messages(body), chat_metadata(body))
     await run.prepare()
     chunks = ChatChunks(body.model)
+    run.response_id = chunks.id
     if not body.stream:
         answer = await run.answer()
         return JSONResponse(chunks.completion(answer, run.usage_json()))
@@ -327,7 +347,7 @@ async def create_chat_completion(
             return [sse(chunks.chunk({"content": text}), named=False)] if text else []
         if isinstance(event, Done):
             streamed.append(run.links.flush())
-            answer = run.published(event.answer)
+            answer = event.answer
             text, sent = answer.text, "".join(streamed)
             final: dict[str, Any] = {"annotations": chat_annotations(answer)}
             if len(text) > len(sent) and text.startswith(sent):

@@ -145,6 +145,25 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     return {"schema": schema, "defaults": values}
 
 
+def chat_metadata(request: ChatRequest) -> dict[str, str] | None:
+    """A Chat Completions request's metadata, with a top-level ``citewise_settings`` (an
+    object or its JSON text) read as ``metadata.citewise_settings``: what a client that
+    forwards no ``metadata`` can send (an Open WebUI *Custom Parameter*). Both is a 400."""
+    extra = (request.model_extra or {}).get(SETTINGS_KEY)
+    if extra is None:
+        return request.metadata
+    if request.metadata and SETTINGS_KEY in request.metadata:
+        raise APIError(
+            400, f"send the settings once: {SETTINGS_KEY} or {SETTINGS_PARAM}, not both",
+            param=SETTINGS_KEY,
+        )  # fmt: skip
+    if isinstance(extra, dict):
+        extra = json.dumps(extra)
+    if not isinstance(extra, str):
+        raise APIError(400, f"{SETTINGS_KEY} must be a JSON object", param=SETTINGS_KEY)
+    return {**(request.metadata or {}), SETTINGS_KEY: extra}
+
+
 def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     """The client settings of a request; a bad value is a 400 that names its field.
 

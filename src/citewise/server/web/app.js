@@ -1,5 +1,6 @@
-// citewise chat page: streams /v1/responses over fetch and shows the conversation (statuses,
-// the answer rendered by render.js, errors), keeping it across reloads.
+// citewise chat page: streams /v1/responses over fetch (read by sse.js) and shows the
+// conversation (statuses, the answer rendered by render.js, its rating by rating.js, errors),
+// keeping it across reloads.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -97,25 +98,6 @@ function clientSettings() {
   return Object.keys(changed).length ? { citewise_settings: JSON.stringify(changed) } : {};
 }
 
-// Server-sent events from a fetch body: yields each event's parsed JSON data.
-async function* events(response) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block.split("\n").filter((l) => l.startsWith("data:"))
-        .map((l) => l.slice(5).trimStart()).join("\n");
-      if (data && data !== "[DONE]") yield JSON.parse(data);
-    }
-  }
-}
-
 // A document of this server needs the API key, which a plain link cannot send.
 document.addEventListener("click", async (e) => {
   const link = e.target.closest && e.target.closest("a[href]");
@@ -188,6 +170,16 @@ function endTurn(turn, data) {
   }
 }
 
+// Thumbs and a comment under an answer, kept with the turn once sent.
+function addRating(turn, data) {
+  if (!data.responseId || data.error || data.stopped) return;
+  turn.append(ratingControls(async (rating) => {
+    await sendRating("", headers(), data.responseId, rating);
+    data.rating = rating;
+    saveTurns();
+  }, data.rating || null));
+}
+
 function showTurn(data) {
   const turn = newTurnElement(data.question);
   for (const status of data.statuses || []) addStatus(turn, status, false);
@@ -197,6 +189,7 @@ function showTurn(data) {
     renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
   }
   endTurn(turn, data);
+  addRating(turn, data);
 }
 
 function showConversation() {
@@ -218,7 +211,6 @@ async function ask(question, signal) {
     include: ["file_search_call.results"], // the sections found: the citations' hover cards
   };
   let element = null; // the answer's element, once it starts
-  let answerId = null;
   let pending = false; // a render is scheduled for the next frame
   let finished = false; // the final render (with citations) must not be overwritten
   const render = () => {
@@ -234,48 +226,30 @@ async function ask(question, signal) {
     if (response.status === 401) throw new Error(askForKey(await errorMessage(response)));
     if (!response.ok) throw new Error(await errorMessage(response));
     if ($("key").value) localStorage.setItem(KEY, $("key").value); // it worked: keep it
-    for await (const event of events(response)) {
-      switch (event.type) {
-        case "response.output_item.added":
-          if (event.item.type === "message" && event.item.phase === "final_answer") {
-            answerId = event.item.id;
-            element = Object.assign(document.createElement("div"), { className: "answer" });
-            for (const el of turn.querySelectorAll(".status.working")) {
-              el.classList.remove("working");
-            }
-            turn.append(element);
-          }
-          break;
-        case "response.output_text.delta":
-          if (event.item_id === answerId) {
-            data.answer += event.delta;
-            if (!pending) {
-              pending = true;
-              requestAnimationFrame(render);
-            }
-          }
-          break;
-        case "response.reasoning_summary_part.done": { // a status: what citewise is doing
-          const stick = nearBottom();
-          data.statuses.push(event.part.text);
-          addStatus(turn, event.part.text, true);
-          follow(stick);
-          break;
+    const read = await readResponse(response, {
+      start() {
+        element = Object.assign(document.createElement("div"), { className: "answer" });
+        for (const el of turn.querySelectorAll(".status.working")) el.classList.remove("working");
+        turn.append(element);
+      },
+      delta(text) {
+        data.answer += text;
+        if (!pending) {
+          pending = true;
+          requestAnimationFrame(render);
         }
-        case "response.output_item.done":
-          if (event.item.type !== "message" || event.item.id !== answerId) break;
-          data.answer = event.item.content[0].text;
-          data.annotations = event.item.content[0].annotations;
-          break;
-        case "response.failed":
-          throw new Error(`The answer failed: ${event.response.error.message}`);
-        case "response.completed": {
-          const found = event.response.output.find((item) => item.type === "file_search_call");
-          data.results = found ? found.results : [];
-          break;
-        }
-      }
-    }
+      },
+      status(text) {
+        const stick = nearBottom();
+        data.statuses.push(text);
+        addStatus(turn, text, true);
+        follow(stick);
+      },
+    });
+    data.responseId = read.id;
+    data.answer = read.answer;
+    data.annotations = read.annotations;
+    data.results = read.results;
     finished = true;
     if (element) {
       const stick = nearBottom();
@@ -292,6 +266,7 @@ async function ask(question, signal) {
     return false;
   } finally {
     endTurn(turn, data);
+    addRating(turn, data);
     follow(!data.error && !data.stopped ? nearBottom() : true);
     if (chat === chatNumber) { // not a conversation the user has since left
       turns.push(data);
@@ -342,5 +317,6 @@ $("question").addEventListener("keydown", (e) => {
   }
 });
 
+hoverCards(document, $("card"));
 showConversation();
 loadModels().catch((error) => showError(`Could not reach the server: ${error.message}`));

@@ -1,5 +1,6 @@
-// citewise chat page: an answer's Markdown rendered (marked, sanitized by DOMPurify), its
-// citations as numbered links with a hover card, and its sources list. Loaded before app.js.
+// An answer's Markdown rendered (marked, sanitized by DOMPurify), its citations as numbered
+// links with a hover card, and its sources list: loaded before app.js by the chat page, and
+// bundled into /widget.js. `options.sameTab(url)` true: that link opens in the same tab.
 "use strict";
 
 const CITE = "#citewise-cite-"; // placeholder href of a citation before decoration
@@ -59,7 +60,16 @@ function citedMarkdown(text, annotations) {
 
 const RELATIVE = /^(?![a-z][a-z0-9+.-]*:|\/|#)/i;
 
-function decorate(element, spans, sources) {
+function target(link, options) {
+  if (options.sameTab && options.sameTab(link.href)) {
+    link.removeAttribute("target");
+    return;
+  }
+  link.target = "_blank";
+  link.rel = "noopener";
+}
+
+function decorate(element, spans, sources, options = {}) {
   for (const a of element.querySelectorAll(`a[href^="${CITE}"]`)) {
     const span = spans[Number(a.getAttribute("href").slice(CITE.length))];
     const source = sources.get(span.url);
@@ -73,8 +83,7 @@ function decorate(element, spans, sources) {
   for (const a of element.querySelectorAll("a[href]")) {
     // A link the server did not turn into a citation, relative to a file: not this page's.
     if (RELATIVE.test(a.getAttribute("href"))) a.removeAttribute("href");
-    a.target = "_blank";
-    a.rel = "noopener";
+    target(a, options);
   }
   for (const pre of element.querySelectorAll("pre")) {
     const copy = Object.assign(document.createElement("button"),
@@ -105,21 +114,22 @@ async function copyText(text, button) {
   setTimeout(() => { button.textContent = "Copy"; }, 1500);
 }
 
-function renderAnswer(element, text, annotations = [], results = []) {
+function renderAnswer(element, text, annotations = [], results = [], options = {}) {
   const sources = numberSources(annotations, results);
   const { source, spans } = citedMarkdown(text, annotations);
   element.innerHTML = DOMPurify.sanitize(marked.parse(source, { gfm: true }));
-  decorate(element, spans, sources);
+  decorate(element, spans, sources, options);
   return sources;
 }
 
-function renderSources(turn, sources) {
+function renderSources(turn, sources, options = {}) {
   turn.querySelector(".sources")?.remove();
   if (!sources.size) return;
   const list = Object.assign(document.createElement("ol"), { className: "sources" });
   for (const source of sources.values()) {
     const link = Object.assign(document.createElement("a"),
-      { href: source.url, textContent: source.title, target: "_blank", rel: "noopener" });
+      { href: source.url, textContent: source.title });
+    target(link, options);
     link.className = "source";
     link.dataset.source = String(source.n);
     list.append(Object.assign(document.createElement("li"), { value: source.n }));
@@ -142,11 +152,10 @@ function snippet(result) {
 }
 
 // The hover card of a citation: the section's heading path and the start of its text.
-function showCard(link) {
+function showCard(link, card) {
   const turn = link.closest(".turn");
   const source = turn && turn.sources && turn.sources.get(link.href);
   if (!source) return;
-  const card = document.getElementById("card");
   const path = source.result ? source.result.attributes.heading_path : source.title;
   card.replaceChildren(
     Object.assign(document.createElement("strong"), { textContent: path || source.title }),
@@ -159,15 +168,18 @@ function showCard(link) {
   card.style.top = `${box.bottom + window.scrollY + 6}px`;
 }
 
-document.addEventListener("mouseover", (e) => {
-  const link = e.target.closest && e.target.closest("a.citation, a.citation-attributed, a.source");
-  if (link) showCard(link);
-});
-document.addEventListener("mouseout", (e) => {
-  if (e.target.closest && e.target.closest("a.citation, a.citation-attributed, a.source")) document.getElementById("card").hidden = true;
-});
-document.addEventListener("focusin", (e) => {
-  if (e.target.matches("a.citation, a.citation-attributed, a.source")) showCard(e.target);
-});
-document.addEventListener("focusout", () => { document.getElementById("card").hidden = true; });
-
+// Shows the hover card `card` for the citations under `root` (the chat page: the document).
+function hoverCards(root, card) {
+  const CITED = "a.citation, a.citation-attributed, a.source";
+  root.addEventListener("mouseover", (e) => {
+    const link = e.target.closest && e.target.closest(CITED);
+    if (link) showCard(link, card);
+  });
+  root.addEventListener("mouseout", (e) => {
+    if (e.target.closest && e.target.closest(CITED)) card.hidden = true;
+  });
+  root.addEventListener("focusin", (e) => {
+    if (e.target.matches && e.target.matches(CITED)) showCard(e.target, card);
+  });
+  root.addEventListener("focusout", () => { card.hidden = true; });
+}
