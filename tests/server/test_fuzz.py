@@ -31,11 +31,12 @@ KB = "t"
 
 
 _ANSWERS = script(answer="Install with pip ([Setup](guide/a/#setup)).")
-# The structured calls a search option can ask the chat model for (HyDE, multi-query
-# rewrites, the listwise reranker), answered like the workflow's own.
+# The structured calls a search option can ask the chat model for (HyDE, multi-query and
+# step-back rewrites, the listwise reranker), answered like the workflow's own.
 _SEARCH_CALLS: dict[str, Any] = {
     "HypotheticalPassage": {"passage": "Install the package with pip."},
     "QueryVariants": {"queries": ["install with pip"]},
+    "StepBackQuestion": {"question": "How is the package installed?"},
     "Ranking": {"order": [1]},
 }
 
