@@ -65,9 +65,11 @@ def extractive_answers(home: Path, data: Path) -> list[dict[str, Any]]:
         for case in json.loads(path.read_text(encoding="utf-8")):
             answer = kb.ask(case["messages"], scope=case["settings"].get("scope", "all"))
             assert answer.kind == "extractive", case["id"]
+            # Each hit as one chunk holding its passage (its section's matched chunks).
             hits = [
                 {k: getattr(h.chunk, k) for k in ("chunk_id", "doc_id", "position",
-                 "section_index", "text", "title", "heading_path", "anchor", "url", "page")}
+                 "section_index", "title", "heading_path", "anchor", "url", "page")}
+                | {"text": h.passage}
                 for h in answer.hits
             ]  # fmt: skip
             items.append({
