@@ -146,7 +146,11 @@ def test_api_titles_are_the_built_pages_titles(
                 built[f"{page}#{section.anchor}"] = section.title
     api = {url: s.title for url, s in ours.items() if url in inventory(sphinx_build)}
     assert len(api) == len(built) > 140
-    assert sorted((u, t, built.get(u)) for u, t in api.items() if built.get(u) != t) == []
+    # A hand-written `.. module::` target keeps its bare name: the page's opening prose
+    # follows it and is that section's text.
+    prose = {"user/quickstart/#module-requests.models": "requests.models"}
+    differ = sorted((u, t, built.get(u)) for u, t in api.items() if built.get(u) != t)
+    assert differ == [(u, t, f"module {t}") for u, t in prose.items()]
     adapter = ours["api/#requests.adapters.HTTPAdapter"]
     assert adapter.title == "class requests.adapters.HTTPAdapter"
     assert adapter.text.startswith("```python\nHTTPAdapter(pool_connections=")

@@ -167,8 +167,9 @@ def add_node(
         name = node["target"].strip()
         blocks(node, state, level)  # sets the current module
         if name and not _no_index(node["options"]):
-            title = title_for("module", name, name)  # as the built page titles it
-            parts.append(Part(Heading(min(level + 1, 6), title, f"module-{name}")))
+            # Its bare name, not the built page's "module pkg.mod": the text after a
+            # hand-written module target is the page's own prose (a quickstart's opening).
+            parts.append(Part(Heading(min(level + 1, 6), name, f"module-{name}")))
         return
     if "citewise_py" not in node:
         for child in node.children:
