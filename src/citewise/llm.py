@@ -10,7 +10,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -229,6 +229,80 @@ async def _tools_then_json(
     return await model.with_structured_output(schema, method="json_mode").ainvoke(
         list(with_json), config
     )
+
+
+# (base URL, model) of endpoints that refused a client's ``response_format`` (json_schema)
+# once: later calls ask them for JSON mode with the schema in the prompt.
+_NO_SCHEMA_ENDPOINTS: set[tuple[str, str]] = set()
+
+
+def format_instruction(response_format: Mapping[str, Any]) -> str:
+    """The prompt's part of a Chat Completions ``response_format``: one JSON object, and the
+    schema when it gives one."""
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, Mapping) else None
+    if not isinstance(schema, Mapping):
+        return "Reply with one JSON object and nothing else."
+    return (
+        "Reply with one JSON object and nothing else. It must match this JSON schema:\n"
+        + json.dumps(schema, separators=(",", ":"))
+    )
+
+
+async def ajson_reply(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    response_format: Mapping[str, Any],
+    *,
+    tags: Sequence[str] = (),
+) -> Any:
+    """One call whose reply is the JSON value ``response_format`` (a Chat Completions
+    ``json_schema`` or ``json_object`` format) asks for, parsed.
+
+    An OpenAI-compatible endpoint gets ``response_format`` as is (and the schema in the
+    prompt); one that refuses it (a 400/404/422/501) is asked again in JSON mode
+    (``json_object``), and remembered so later calls go straight there. Other models get the
+    schema in the prompt. The call is tagged ``nostream``.
+
+    Raises:
+        ModelError: the reply is not one JSON object.
+        openai.APIError: the endpoint failed (a 5xx after the client's retries, a timeout).
+    """
+    track_model_calls()
+    config: RunnableConfig = {"tags": [*tags, NOSTREAM_TAG], "run_name": "json_reply"}
+    prompt = _with_instruction(messages, format_instruction(response_format))
+    runnable: Any = model
+    if _is_openai(model):
+        endpoint = _endpoint(model)
+        if response_format.get("type") == "json_schema" and endpoint not in _NO_SCHEMA_ENDPOINTS:
+            try:
+                reply = await model.bind(response_format=dict(response_format)).ainvoke(
+                    prompt, config
+                )
+                return _json_value(reply.text)
+            except Exception as error:
+                if getattr(error, "status_code", None) not in _NO_TOOLS_STATUSES:
+                    raise
+                log.warning("the endpoint refused response_format (%s); using JSON mode", error)
+                _NO_SCHEMA_ENDPOINTS.add(endpoint)
+        runnable = model.bind(response_format={"type": "json_object"})
+    reply = await runnable.ainvoke(prompt, config)
+    return _json_value(reply.text)
+
+
+def _json_value(text: str) -> Any:
+    """The JSON object of a reply (a code fence around it is taken off)."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as error:
+        raise ModelError(f"the chat model's JSON reply is not valid JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise ModelError("the chat model's JSON reply is not a JSON object")
+    return value
 
 
 @functools.cache

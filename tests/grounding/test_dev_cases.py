@@ -82,8 +82,8 @@ def test_the_extractive_answer_of_each_dev_case_passes(
     assert verification is not None, result
     assert not verification.unsupported and not verification.unsupported_blocks, verification
     assert all(c.supported for c in verification.citations), verification
-    # A quoted passage keeps the docs' own links; one to another site is still flagged (an
-    # injected document's link must be), but it is the docs' link, not an invented one.
+    # A quoted passage keeps the docs' own links (one to another site is grounded by the
+    # quote, see quoted_links); any link still flagged is the docs' link, not an invented one.
     quoted = "\n".join(hit.chunk.text for hit in result.hits)
     assert all(link in quoted for link in verification.outside_links), verification
 

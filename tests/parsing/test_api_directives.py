@@ -98,7 +98,8 @@ def test_a_directive_on_a_heading_takes_the_heading_level(tmp_path: Path) -> Non
     sections = api.expand(parse_markdown(page, doc_id="api.md", site_url="", version=None))
     # The heading's title is the object's; directives under the heading follow it.
     assert [s.heading_path for s in sections] == [
-        ("Base",), ("Base", "run(fast=False)"), ("Base", "build(target, retries=1)")
+        ("class tools.core.Base",), ("class tools.core.Base", "run()"),
+        ("class tools.core.Base", "tools.build()"),
     ]  # fmt: skip
     assert sections[1].text.endswith("Text.")
 

@@ -116,16 +116,50 @@ def test_every_api_object_matches_objects_inv(sphinx_build: Path, ours: dict[str
 
 def test_api_sections_read_like_the_reference(ours: dict[str, Section]) -> None:
     mount = ours["api/#requests.Session.mount"]
-    assert mount.title == "mount(prefix, adapter)"
+    assert mount.title == "mount()"
     assert mount.heading_path == (
-        "Developer Interface", "Request Sessions", "Session()", "mount(prefix, adapter)"
+        "Developer Interface", "Request Sessions", "class requests.Session", "mount()"
     )  # fmt: skip
+    assert mount.text.startswith("```python\nmount(prefix, adapter)\n```")
     assert mount.level == 4
     assert "prefix" in mount.text and "Source code in `src/requests/sessions.py`" in mount.text
     auth = ours["api/#requests.Session.auth"]  # documented by a `#:` comment
     assert "Default Authentication tuple or object" in auth.text
     status = ours["api/#module-requests.status_codes"]
     assert status.level == 3
+
+
+def test_api_titles_are_the_built_pages_titles(
+    sphinx_build: Path, ours: dict[str, Section]
+) -> None:
+    """Each object is titled as the built page shows it (parsed by the HTML side), not by
+    its whole signature: ``class requests.adapters.HTTPAdapter``, ``mount()``."""
+    from citewise.parsing.html import parse_html
+
+    built: dict[str, str] = {}
+    for html in sphinx_build.rglob("index.html"):
+        relative = html.parent.relative_to(sphinx_build).as_posix()
+        page = "" if relative == "." else f"{relative}/"
+        for section in parse_html(html.read_text(encoding="utf-8"), doc_id=f"{page}index.html",
+                                  site_url="", version=None):  # fmt: skip
+            if section.anchor and section.anchor in inventory_anchors(sphinx_build, page):
+                built[f"{page}#{section.anchor}"] = section.title
+    api = {url: s.title for url, s in ours.items() if url in inventory(sphinx_build)}
+    assert len(api) == len(built) > 140
+    # A hand-written `.. module::` target keeps its bare name: the page's opening prose
+    # follows it and is that section's text.
+    prose = {"user/quickstart/#module-requests.models": "requests.models"}
+    differ = sorted((u, t, built.get(u)) for u, t in api.items() if built.get(u) != t)
+    assert differ == [(u, t, f"module {t}") for u, t in prose.items()]
+    adapter = ours["api/#requests.adapters.HTTPAdapter"]
+    assert adapter.title == "class requests.adapters.HTTPAdapter"
+    assert adapter.text.startswith("```python\nHTTPAdapter(pool_connections=")
+    assert ours["api/#requests.Response.ok"].title == "property ok"
+    assert ours["api/#requests.RequestException"].title == "exception requests.RequestException"
+
+
+def inventory_anchors(out: Path, page: str) -> set[str]:
+    return {url.partition("#")[2] for url in inventory(out) if url.startswith(f"{page}#")}
 
 
 # --- ids, labels and URLs -------------------------------------------------------------------

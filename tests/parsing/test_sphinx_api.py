@@ -297,10 +297,12 @@ def test_the_rules_behind_the_entries(ours: dict[str, Section]) -> None:
     # autoclass_content = "both": the class docstring, then __init__'s.
     assert "A shape." in shape.text and "Make a shape called" in shape.text
     paint = next(s for url, s in ours.items() if url.endswith("#drawing.Canvas.paint"))
-    assert paint.title == "paint(colour)" and paint.text == "Paint it."
-    assert paint.heading_path[-2:] == ("Canvas(width, height)", "paint(colour)")
+    # Titled as the built page shows it; the signature opens the body.
+    assert paint.title == "paint()" and paint.text == "```python\npaint(colour)\n```\n\nPaint it."
+    assert paint.heading_path[-2:] == ("class drawing.Canvas", "paint()")
     hidden = next(s for url, s in ours.items() if url.endswith("#drawing.DEFAULT_SIZE"))
-    assert "**hidden()**" in hidden.text and "Not indexed." in hidden.text
+    assert "**drawing.hidden()**\n\n```python\nhidden()\n```" in hidden.text
+    assert "Not indexed." in hidden.text
 
 
 def test_the_source_is_the_release_never_an_importable_module(tmp_path: Path) -> None:

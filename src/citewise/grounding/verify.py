@@ -26,6 +26,7 @@ from citewise.grounding.markdown import (
     without_links,
 )
 from citewise.grounding.overlap import content_words, support, union
+from citewise.grounding.quoted_links import quotes_its_section
 from citewise.grounding.tokens import answer_tokens, inline_code_tokens
 from citewise.grounding.units import answer_units, check_units, known_manager
 from citewise.grounding.vocabulary import Vocabulary, normalize_command, shell_words
@@ -169,8 +170,14 @@ def near_misses(names: Sequence[str], sources: Sources) -> list[Problem]:
 
 def outside_links(text: str, sources: Sources) -> tuple[str, ...]:
     """Links in the answer that point outside the retrieved sections, each once (see
-    :meth:`Sources.is_inside`)."""
-    found = (link.url for link in links(text) if not sources.is_inside(link.url))
+    :meth:`Sources.is_inside`), but the docs' own links in a passage the answer quotes
+    (:mod:`citewise.grounding.quoted_links`)."""
+    passages = [hit.passage for hit in sources.hits]
+    found = (
+        link.url
+        for link in links(text)
+        if not sources.is_inside(link.url) and not quotes_its_section(text, link, passages)
+    )
     return tuple(dict.fromkeys(found))
 
 

@@ -6,8 +6,9 @@ handler options of ``mkdocs.yml``/``zensical.toml`` (``members``, ``filters``,
 ``show_submodules``, ``merge_init_into_class``, ``show_if_no_docstring``, ``heading_level``,
 ``show_root_heading``, ``docstring_style``), members grouped as attributes, classes, functions
 then modules, each alphabetical. Every rendered object becomes a section at the anchor the
-site gives it (its dotted path: ``reference/#pkg.GraphConfig.build_input``), titled by its
-name and signature, with its docstring, labels, bases and source file.
+site gives it (its dotted path: ``reference/#pkg.GraphConfig.build_input``), titled as the
+built page shows it (:mod:`citewise.parsing.api_titles`), its signature opening the body,
+then its docstring, labels, bases and source file.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from citewise.parsing.api_directives import (
     find_directives,
     has_directives,
 )
+from citewise.parsing.api_titles import source_title
 from citewise.parsing.autodoc import AutodocOptions, AutodocSettings, autodoc_objects
 from citewise.parsing.autodoc_docs import docstring_directives
 from citewise.parsing.griffe_loading import lazy_object, load_release
@@ -128,14 +130,18 @@ class ApiReference:
             # Sphinx signs a class with its __init__'s parameters.
             opts = replace(opts, merge_init_into_class=True)
 
+            roots = {identifier, f"module-{identifier}"}
+
             def emit(member: Any, path: str, depth: int, docstring: str) -> ApiObject:
-                return self._object(member, depth, opts, path=path, docstring=docstring)
+                return self._object(
+                    member, depth, opts, path=path, docstring=docstring, root=path in roots
+                )
 
             found = list(autodoc_objects(obj, identifier, opts.autodoc, autodoc, level, emit))
             return self._with_nested(found, opts, depth)
         rendered: list[ApiObject] = []
         if opts.show_root_heading:
-            rendered.extend(self._with_parameters(obj, level, opts))
+            rendered.extend(self._with_parameters(obj, level, opts, root=True))
             level += 1
         rendered.extend(self._children(obj, level, opts, root=True))
         return rendered
@@ -297,11 +303,13 @@ class ApiReference:
                 if kind in ("class", "module"):
                     yield from self._children(member, level + 1, opts, root=False)
 
-    def _with_parameters(self, obj: Any, level: int, opts: ApiOptions) -> Iterator[ApiObject]:
+    def _with_parameters(
+        self, obj: Any, level: int, opts: ApiOptions, *, root: bool = False
+    ) -> Iterator[ApiObject]:
         """The object, then a heading per documented parameter (``parameter_headings``) at
         ``{path}({name})`` and type parameter (``type_parameter_headings``) at
         ``{owner}[{name}]``, the ids mkdocstrings-python's templates give them."""
-        shown = self._object(obj, level, opts)
+        shown = self._object(obj, level, opts, root=root)
         yield shown
         if kind_of(obj) not in ("class", "function"):
             return
@@ -321,11 +329,13 @@ class ApiReference:
         *,
         path: str = "",
         docstring: str | None = None,
+        root: bool = False,
     ) -> ApiObject:
         kind = kind_of(obj)
         labels = tuple(label for label in _SHOWN_LABELS if label in labels_of(obj))
         params = signature(obj, opts) if kind in ("function", "class") else None
-        title = f"{obj.name}({params})" if params is not None else obj.name
+        # Titled as the built site shows the object; the signature opens the body.
+        title = source_title(obj, path or obj.path, root=root, autodoc=opts.autodoc)
         parts: list[str] = []
         if params is not None:
             parts.append(f"```python\n{obj.name}({params})\n```")

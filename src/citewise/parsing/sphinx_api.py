@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from citewise.parsing.common import Heading, Part
+from citewise.parsing.html_api import title_for
 
 __all__ = [
     "AUTODOC",
@@ -166,6 +167,8 @@ def add_node(
         name = node["target"].strip()
         blocks(node, state, level)  # sets the current module
         if name and not _no_index(node["options"]):
+            # Its bare name, not the built page's "module pkg.mod": the text after a
+            # hand-written module target is the page's own prose (a quickstart's opening).
             parts.append(Part(Heading(min(level + 1, 6), name, f"module-{name}")))
         return
     if "citewise_py" not in node:
@@ -175,18 +178,25 @@ def add_node(
     kind = node["citewise_py"]
     options = node["options"]
     module = (options.get("module") or "").strip() or state.get("module", "")
-    found = [_full_name(sig, state.get("class", "")) for sig in node["signatures"]]
-    names = [n for n in found if n is not None]
+    in_class = state.get("class", "")
+    found = [(_full_name(sig, in_class), sig) for sig in node["signatures"]]
+    names = [(*n, sig) for n, sig in found if n is not None]
     if not names:
         parts[-1].blocks.extend(blocks(node, state, level))
         return
     indexed = not _no_index(options)
-    for qualified, title in names:
+    for qualified, shown, sig in names:
         anchor = f"{module}.{qualified}" if module else qualified
+        # Titled as the built page shows it (``class tiny.Client``, ``get()``); the
+        # signature opens the body.
+        if not in_class and module:
+            shown = f"{module}.{shown}"
+        title = title_for(kind, shown, anchor)
+        code = f"```python\n{sig}\n```"
         if indexed:
-            parts.append(Part(Heading(min(level + 1, 6), title, anchor)))
+            parts.append(Part(Heading(min(level + 1, 6), title, anchor), [code]))
         else:
-            parts[-1].blocks.append(f"**{title}**")
+            parts[-1].blocks.extend((f"**{title}**", code))
     saved = dict(state)
     if kind in ("class", "exception"):
         state["class"] = names[0][0]
@@ -225,7 +235,8 @@ _SIGNATURE_PREFIXES = re.compile(r"^(?:(?:async|await|abstract|abstractmethod|cl
 
 def _full_name(signature: str, current_class: str) -> tuple[str, str] | None:
     """An object's dotted name within its module (Sphinx's rules for the class it is in) and
-    its title, from its signature; None when the signature is not a Python one."""
+    the name its signature shows (``Client.get`` as written), from its signature; None when
+    the signature is not a Python one."""
     text = _SIGNATURE_PREFIXES.sub("", signature.strip())
     if "(" not in text:  # an attribute's `x: int = 1`
         text = re.split(r"[:=]", text, maxsplit=1)[0].strip()
@@ -242,5 +253,4 @@ def _full_name(signature: str, current_class: str) -> tuple[str, str] | None:
             qualified = f"{current_class}.{name}"
     else:
         qualified = prefix + name
-    args = match["args"]
-    return qualified, f"{name}({args})" if args is not None else name
+    return qualified, prefix + name

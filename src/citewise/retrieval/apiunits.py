@@ -2,8 +2,9 @@
 
 An API entry is recognised from what every chunk already stores, so no schema or parser
 change is needed: mkdocstrings and Sphinx autodoc both anchor an object's section at its
-dotted path (``griffe.Alias.final_target``) and title it with its name, bare or followed by
-its signature (``final_target``, ``get(url, params=None, **kwargs)``). A prose heading's
+dotted path (``griffe.Alias.final_target``) and title it with its name, after a kind word
+or called (``class requests.Session``, ``get()``; an index made before short titles has the
+signature: ``get(url, params=None, **kwargs)``). A prose heading's
 anchor is a slug (``advanced-usage``), never a dotted path headed by its own title.
 """
 

@@ -19,10 +19,12 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
 from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
+from citewise.kb.structured import reshape
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.feedback import remember_answer
+from citewise.server.formats import OutputFormat, chat_format, responses_format
 from citewise.server.links import LinkRewriter, document_url, is_relative, rewrite_links
 from citewise.server.metrics import Metrics
 from citewise.server.requests import (
@@ -147,7 +149,14 @@ def _usage_handler() -> Callable[[_Usage], Any]:
 class _Run:
     """One validated request, ready to answer: conversation, knowledge base, search options."""
 
-    def __init__(self, request: Request, model: str, messages: list[Message], metadata: Any):
+    def __init__(
+        self,
+        request: Request,
+        model: str,
+        messages: list[Message],
+        metadata: Any,
+        output: OutputFormat | None = None,
+    ):
         self.runtime = runtime_of(request)
         self.metrics: Metrics = request.app.state.metrics
         self.route = request.url.path
@@ -163,6 +172,8 @@ class _Run:
         self.keys = bool(api_keys_of(request))
         self.uploaded: dict[str, str] = {}  # stored URL (no fragment) → doc_id of uploads
         self.links = LinkRewriter(self.publish)
+        self.output = output  # JSON the client asked for instead of Markdown
+        self.chat_model: Any = None
 
     async def prepare(self) -> None:
         """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
@@ -171,6 +182,11 @@ class _Run:
         self.uploaded = await asyncio.to_thread(_uploaded_documents, self.kb)
         # Made once per library; made here, off the event loop, as a local model loads slowly.
         model = await asyncio.to_thread(lambda: self.kb.model)
+        if self.output is not None:
+            # The model that writes the answer also writes its JSON.
+            self.chat_model = await asyncio.to_thread(self.kb.model_for, self.options.chat_model)
+            if self.chat_model is None:
+                raise self.output.without_model()
         if model is None:
             # Open WebUI's title and tag prompts get a direct reply, not quoted passages.
             self.task = task_reply(self.messages[-1]["content"])
@@ -184,7 +200,27 @@ class _Run:
         events = self.kb.astream(
             self.messages, self.options, workflow=self.model, on_search=self.metrics.count_search
         )
+        if self.output is not None:
+            events = self._reshaped(events, self.output)
         return in_own_task(cast(AsyncGenerator[Event, None], events))
+
+    async def _reshaped(
+        self, events: AsyncIterator[Event], output: OutputFormat
+    ) -> AsyncGenerator[Event, None]:
+        """The events of an answer given as the client's JSON: the statuses, then the
+        finished Markdown answer reshaped (its text held back: it is not the output)."""
+        async for event in events:
+            if isinstance(event, Done):
+                assert self.chat_model is not None
+                question = str(self.messages[-1]["content"])
+                answer = await reshape(
+                    self.chat_model, self.published(event.answer), output.response_format,
+                    question,
+                )  # fmt: skip
+                yield TextDelta(answer.text)
+                yield Done(answer)
+            elif not isinstance(event, TextDelta):
+                yield event
 
     async def answer(self) -> Answer:
         """The finished answer (an error raises, and the middleware counts its status)."""
@@ -283,7 +319,8 @@ async def create_response(
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
     check_responses_parameters(body.model_extra or {})
-    run = _Run(request, body.model, responses_messages(body), body.metadata)
+    output = responses_format(body.model_extra or {})
+    run = _Run(request, body.model, responses_messages(body), body.metadata, output)
     await run.prepare()
     with_results = "file_search_call.results" in (body.include or [])
     builder = ResponseEvents(body.model, body.metadata, with_results=with_results)
@@ -322,7 +359,8 @@ async def create_chat_completion(
 ) -> JSONResponse | StreamingResponse:
     check_model(body.model, WORKFLOWS)
     check_chat_parameters(body.model_extra or {})
-    run = _Run(request, body.model, chat_messages(body), chat_metadata(body))
+    output = chat_format(body.model_extra or {})
+    run = _Run(request, body.model, chat_messages(body), chat_metadata(body), output)
     await run.prepare()
     chunks = ChatChunks(body.model)
     run.response_id = chunks.id

@@ -1,6 +1,7 @@
 """OpenAI request parameters citewise does not implement: refused with a 400 naming the
 parameter, as OpenAI-compatible servers do, instead of silently ignored (a client asking
-for two choices, a JSON schema or its own tools would otherwise get something else)."""
+for two choices or its own tools would otherwise get something else). JSON output formats
+are read by :mod:`citewise.server.formats`."""
 
 from __future__ import annotations
 
@@ -18,10 +19,6 @@ def _refuse(param: str, message: str) -> APIError:
                     code="unsupported_parameter")  # fmt: skip
 
 
-def _format_type(value: Any) -> str | None:
-    return str(value.get("type")) if isinstance(value, dict) else None
-
-
 def check_chat_parameters(extra: dict[str, Any]) -> None:
     """Refuse what a Chat Completions request asks for that citewise cannot give.
 
@@ -34,9 +31,6 @@ def check_chat_parameters(extra: dict[str, Any]) -> None:
     for name in ("tools", "functions"):
         if extra.get(name):
             raise _refuse(name, _NO_TOOLS)
-    kind = _format_type(extra.get("response_format"))
-    if kind not in (None, "text"):
-        raise _refuse("response_format", f"{kind!r}: answers are cited Markdown text")
 
 
 def check_responses_parameters(extra: dict[str, Any]) -> None:
@@ -54,7 +48,3 @@ def check_responses_parameters(extra: dict[str, Any]) -> None:
         raise _refuse("tools", _NO_TOOLS)
     if extra.get("background") is True:
         raise _refuse("background", "answers are made while the request waits or streams")
-    text = extra.get("text")
-    kind = _format_type(text.get("format")) if isinstance(text, dict) else None
-    if kind not in (None, "text"):
-        raise _refuse("text.format", f"{kind!r}: answers are cited Markdown text")
