@@ -18,7 +18,7 @@ from citewise.config import Settings
 from citewise.kb import Library
 from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
-from citewise.server import diagnostics, openai
+from citewise.server import diagnostics, health, openai
 from citewise.server.apidocs import openapi_schema, swagger_page
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, install_error_handlers
@@ -130,6 +130,7 @@ def create_app(
         return swagger_page("/openapi.json")
 
     app.include_router(guarded)
+    app.include_router(health.router)
     app.include_router(openai.router)
     app.include_router(diagnostics.router)
     _include_knowledge_api(app)

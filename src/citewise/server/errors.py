@@ -17,6 +17,7 @@ from citewise.errors import (
     KnowledgeBaseError,
     ModelError,
     StorageError,
+    StoreUnavailableError,
 )
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ _TYPES = {
     503: "api_error",
     507: "api_error",
 }
+# How long a client is asked to wait (Retry-After) when the store is unavailable.
+RETRY_AFTER_SECONDS = 5
 # What a full disk (or a file-size or quota limit) looks like to a write.
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
@@ -73,6 +76,14 @@ def error_body(
 
 def from_citewise_error(error: CitewiseError, *, param: str | None = None) -> APIError:
     """The API error for one of citewise's own errors (a setting, a KB, the chat model)."""
+    if isinstance(error, StoreUnavailableError):
+        # The server's store is down or locked, not the request's fault: ask again later.
+        return APIError(
+            503,
+            str(error),
+            code="store_unavailable",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(error, StorageError):
         # The server's disk, not the request: 507 Insufficient Storage, nothing was written.
         return APIError(507, str(error), code="storage_full")
