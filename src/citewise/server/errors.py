@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import tempfile
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -104,6 +105,19 @@ def storage_full(error: OSError) -> APIError:
     )
 
 
+def _full_disk_cause(error: BaseException) -> OSError | None:
+    """The full-disk ``OSError`` behind ``error`` (FastAPI turns any failure to parse a body,
+    spooling a multipart file to disk among them, into a 400), or None."""
+    cause = error.__cause__ or error.__context__
+    for _ in range(8):  # a short chain: the spool's write error, maybe wrapped once
+        if cause is None:
+            return None
+        if isinstance(cause, OSError) and cause.errno in _FULL:
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def validation_error(error: RequestValidationError) -> APIError:
     """FastAPI's 422 as OpenAI's 400, naming the first offending field as ``a.b[0].c``."""
     first = error.errors()[0] if error.errors() else {}
@@ -137,6 +151,11 @@ def json_decode_error(error: RequestValidationError, body: bytes) -> APIError | 
 
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error, expected or not, in the OpenAI envelope."""
+    # Multipart uploads past 1 MiB are spooled to the temporary folder. Python finds that
+    # folder on first use by writing a probe file: on a full disk the probe fails and the
+    # upload reads as "no usable temporary directory". Found now, a full disk later is a
+    # plain ENOSPC on the spool's write (507 below).
+    tempfile.gettempdir()
 
     async def api_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, APIError)
@@ -160,6 +179,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)
+        full = _full_disk_cause(error)
+        if full is not None:  # FastAPI's 400 for a body it could not spool: our disk
+            log.error("%s %s: %s", request.method, request.url.path, full)
+            return storage_full(full).response()
         message = {404: f"no route {request.url.path}"}.get(error.status_code, str(error.detail))
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
         return APIError(error.status_code, message, code=code).response()
