@@ -6,7 +6,6 @@ fails as on a full disk, EFBIG) once it listens."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
