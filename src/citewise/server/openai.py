@@ -21,6 +21,7 @@ from citewise.errors import CitewiseError
 from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
+from citewise.server.departure import unless_client_leaves
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.links import LinkRewriter, document_url, is_relative, rewrite_links
 from citewise.server.metrics import Metrics
@@ -145,6 +146,7 @@ class _Run:
     """One validated request, ready to answer: conversation, knowledge base, search options."""
 
     def __init__(self, request: Request, model: str, messages: list[Message], metadata: Any):
+        self.request = request
         self.runtime = runtime_of(request)
         self.metrics: Metrics = request.app.state.metrics
         self.route = request.url.path
@@ -182,7 +184,11 @@ class _Run:
         return in_own_task(cast(AsyncGenerator[Event, None], events))
 
     async def answer(self) -> Answer:
-        """The finished answer (an error raises, and the middleware counts its status)."""
+        """The finished answer (an error raises, and the middleware counts its status);
+        cancelled, model calls and all, when the client leaves first."""
+        return await unless_client_leaves(self.request, self._answer())
+
+    async def _answer(self) -> Answer:
         async with aclosing(self.events()) as events:
             async for event in events:
                 if isinstance(event, Done):
