@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from citewise.errors import (
     CitewiseError,
@@ -150,6 +151,25 @@ def json_decode_error(error: RequestValidationError, body: bytes) -> APIError | 
     return APIError(400, f"the request body is not valid JSON: {reason}", code="invalid_json")
 
 
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods the app's routes answer on ``request``'s path (for a 405's ``Allow``):
+    each method is tried against the routes, included routers among them."""
+    routes = request.app.router.routes
+    methods = [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )  # fmt: skip
+    ]
+    if "GET" in methods:
+        methods.insert(1, "HEAD")
+    return methods
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error, expected or not, in the OpenAI envelope."""
     # Multipart uploads past 1 MiB are spooled to the temporary folder. Python finds that
@@ -186,7 +206,11 @@ def install_error_handlers(app: FastAPI) -> None:
             return storage_full(full).response()
         message = {404: f"no route {request.url.path}"}.get(error.status_code, str(error.detail))
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
-        return APIError(error.status_code, message, code=code).response()
+        headers = dict(getattr(error, "headers", None) or {})
+        if error.status_code == 405:
+            # Every method of the path, not only those of the first route matching it.
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return APIError(error.status_code, message, code=code, headers=headers or None).response()
 
     async def os_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, OSError)
