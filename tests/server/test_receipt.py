@@ -153,7 +153,7 @@ def test_an_upload_trickling_below_the_minimum_rate_gets_408(tmp_path: Path) -> 
             except (BrokenPipeError, ConnectionResetError):
                 break
         took = time.monotonic() - started
-        s.close()
+        answer += answer_of(s, timeout=5)  # the rest of the answer, until the server closes
         assert healthz_seconds(base) < 1
     print(f"100 B every 0.5 s: answered after {took:.1f} s: {answer[:40]!r}")
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]

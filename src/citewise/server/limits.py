@@ -118,8 +118,9 @@ class BodyLimitMiddleware:
             if received:  # the body is in: waiting for a disconnect has no deadline
                 return await receive()
             try:
-                wait = self.deadlines.body_wait(seen, loop.time() - began)
-                message = await asyncio.wait_for(receive(), max(wait, 0.0))
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can lose a cancel.
+                async with asyncio.timeout(self.deadlines.body_wait(seen, loop.time() - began)):
+                    message = await receive()
             except TimeoutError:
                 refused = True
                 if not started:
