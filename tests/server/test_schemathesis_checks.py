@@ -52,7 +52,7 @@ def test_schemathesis_checks_pass_over_the_whole_schema(tmp_path: Path) -> None:
              "--checks", "all", "--exclude-checks", EXCLUDED, "--max-examples", "10",
              "--seed", "2", "--workers", "1",
              "--exclude-path-regex", SKIPPED],
-            capture_output=True, text=True, timeout=600,
+            capture_output=True, text=True, timeout=600, cwd=tmp_path,  # its cache goes there
         )  # fmt: skip
     summary = done.stdout[done.stdout.rfind("Test cases:") :]
     print(summary)
