@@ -91,18 +91,26 @@ def start(folder: Path | None = None, *, durable: bool = False) -> tuple[str, Pa
     _run([str(bin_dir / "initdb"), "-D", str(data), "-U", "citewise", "--auth=trust",
           "-E", "UTF8", "--locale=C"], user)  # fmt: skip
     port = _free_port()
+    (folder / "port").write_text(str(port))
+    if durable:
+        (folder / "durable").touch()
+    resume(folder)
+    _run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "citewise", DB],
+         user)  # fmt: skip
+    return f"postgresql://citewise@127.0.0.1:{port}/{DB}", folder
+
+
+def resume(folder: Path) -> None:
+    """Start the cluster in ``folder`` (made by :func:`start`, stopped since) on its port."""
+    port = int((folder / "port").read_text())
     options = (
         f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder} "
         "-c max_connections=200"
     )
-    if not durable:
+    if not (folder / "durable").exists():
         options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-    _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-          str(folder / "server.log"), "-w", "-t", "60", "start"], user)  # fmt: skip
-    (folder / "port").write_text(str(port))
-    _run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "citewise", DB],
-         user)  # fmt: skip
-    return f"postgresql://citewise@127.0.0.1:{port}/{DB}", folder
+    _run([str(binaries() / "pg_ctl"), "-D", str(folder / "data"), "-o", options, "-l",
+          str(folder / "server.log"), "-w", "-t", "60", "start"], _user())  # fmt: skip
 
 
 def stop(folder: Path, *, remove: bool = True) -> None:

@@ -9,6 +9,7 @@ CitewiseError
 │   └── DocsFolderMissingError  the archive has no docs folder
 ├── KnowledgeBaseError   an unknown or unusable knowledge base
 │   └── StorageError            the store could not write (disk full, I/O error): nothing written
+├── StoreUnavailableError  the store cannot be reached now (database down, file locked): retry
 ├── EmbeddingError       the embedding model failed or is missing
 ├── ConfigurationError   an invalid setting
 ├── MissingExtraError    an optional dependency is not installed (names the extra)
@@ -53,6 +54,12 @@ class KnowledgeBaseError(CitewiseError):
 class StorageError(KnowledgeBaseError):
     """The store could not write (a full disk, an I/O error); the write was rolled back, so
     what was stored before is intact."""
+
+
+class StoreUnavailableError(CitewiseError):
+    """The store cannot be reached within its deadline (``CITEWISE_STORE_TIMEOUT``): the
+    database is down or unreachable, a SQLite file is locked or damaged. Nothing was read or
+    written; the same request may succeed once the store is back (the server answers 503)."""
 
 
 class EmbeddingError(CitewiseError):

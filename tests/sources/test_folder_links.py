@@ -29,9 +29,10 @@ def test_links_outside_the_folder_are_refused_and_named(folder: Path) -> None:
     sources = read_folder(folder, {".md"}, binary=(), refused=refused)
     assert sorted(source.doc_id for source in sources) == ["alias.md", "guide/install.md"]
     assert all("root:x" not in source.text for source in sources)
-    # A linked folder is not even walked (pathlib does not follow it); a linked file is named.
-    assert set(refused) == {"passwd.md"}
+    # A linked folder is not even walked (pathlib does not follow it); both are named.
+    assert set(refused) == {"passwd.md", "linked"}
     assert all("outside the folder" in why for why in refused.values())
+    assert "folder outside" in refused["linked"]
 
 
 def test_a_folder_of_only_outside_links_has_nothing_to_index(tmp_path: Path) -> None:
@@ -41,3 +42,16 @@ def test_a_folder_of_only_outside_links_has_nothing_to_index(tmp_path: Path) -> 
     (docs / "passwd.md").symlink_to(tmp_path / "secret.md")
     with pytest.raises(SourceError, match="no documentation files"):
         read_folder(docs, {".md"}, binary=())
+
+
+def test_a_hard_link_is_the_file_itself_and_is_read(tmp_path: Path) -> None:
+    # As docs/getting-started.md says: nothing tells a hard link from the file.
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nHard-linked text.\n")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "inside.md").hardlink_to(outside)
+    refused: dict[str, str] = {}
+    sources = read_folder(docs, {".md"}, binary=(), refused=refused)
+    assert [s.doc_id for s in sources] == ["inside.md"] and refused == {}
+    assert "Hard-linked text." in sources[0].text

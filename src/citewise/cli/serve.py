@@ -150,12 +150,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from citewise.server.logs import configure_logging, uvicorn_log_config
+    from citewise.server.receipt import protocol_class
 
     configure_logging()  # one line per request (JSON off a terminal), replacing uvicorn's
     app = serving_app(args, settings)
+    # Request heads have a deadline and connections a limit (citewise.server.receipt).
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
-        log_config=uvicorn_log_config(),
+        log_config=uvicorn_log_config(), http=protocol_class(),
     )  # fmt: skip
     return 0
 

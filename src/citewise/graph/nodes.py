@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from typing import cast
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessageChunk, HumanMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from citewise import telemetry
+from citewise.asyncbridge import raise_if_cancelled
 from citewise.errors import ModelError
 from citewise.graph.check import holds_back
 from citewise.graph.citations import find_citations
@@ -115,11 +118,19 @@ async def answer(state: GraphState, runtime: Runtime[Deps]) -> Update:
     write = get_stream_writer() if not holds_back(state) else _discard
     pieces: list[str] = []
     track_model_calls()
+    stream = cast(
+        AsyncGenerator[BaseMessageChunk, None],
+        runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}),
+    )
+    # Closed here, at once, however the loop ends (a cancel included): the model's HTTP
+    # stream is released now, not when the garbage collector finds the generator.
     with telemetry.stage("generate"):
-        async for chunk in runtime.context.model.astream(messages, config={"tags": [ANSWER_TAG]}):
-            if piece := str(chunk.text):
-                write(TextDelta(piece))
-                pieces.append(piece)
+        async with aclosing(stream):
+            async for chunk in stream:
+                if piece := str(chunk.text):
+                    write(TextDelta(piece))
+                    pieces.append(piece)
+                raise_if_cancelled()  # a client gone: stop the model (see the function)
     text = "".join(pieces)
     # Spans are computed here from the final text: indices a model writes are never used.
     titles = {hit.url: section_title(hit) for hit in hits}

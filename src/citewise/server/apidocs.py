@@ -10,7 +10,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 
-__all__ = ["openapi_schema", "swagger_page"]
+__all__ = ["KB_NAME_PATTERN", "openapi_schema", "swagger_page"]
 
 BEARER = "bearerAuth"
 _ERROR = {
@@ -34,7 +34,55 @@ _ERROR_REF = {"$ref": "#/components/schemas/Error"}
 _RESPONSES = {
     "400": "Invalid request: the message names the problem, `param` the field",
     "401": "Missing or invalid API key",
+    "429": "Over the rate limit (`CITEWISE_RATE_LIMIT`, when set): retry after `Retry-After`",
+    "503": "The store is unavailable (database down, file locked): retry after `Retry-After`",
 }
+# Documented where they can happen (see _statuses).
+_MORE = {
+    "403": "An API key where an admin key is needed, or the admin API is closed",
+    "404": "No such knowledge base, document or model",
+    "408": "The request body arrived too slowly",
+    "409": "The knowledge base exists already",
+    "413": "The request body (or a file) is over the server's limit",
+    "502": "The chat model (or the site to crawl) failed",
+    "507": "The server's disk is full: nothing was written",
+}
+# What a knowledge-base name may be (``citewise.store.checks.KB_NAME``; a test keeps the
+# two equal): the server refuses anything else with a 400.
+KB_NAME_PATTERN = "^[a-z0-9][a-z0-9._-]{0,63}$"
+_NAME = {"type": "string", "pattern": KB_NAME_PATTERN, "minLength": 1, "maxLength": 64}
+
+
+def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
+    """The error statuses beyond 400/401/429/503 that ``method path`` can answer."""
+    found = []
+    admin = path.startswith(("/v1/knowledge-bases", "/v1/diagnostics/clear"))
+    if admin:
+        found.append("403")
+    answers = path in ("/v1/responses", "/v1/chat/completions")
+    if "{" in path or answers:
+        found.append("404")
+    if "requestBody" in operation:
+        found += ["408", "413"]
+    if path == "/v1/knowledge-bases" and method == "post":
+        found.append("409")
+    if answers or path.endswith(("/crawl", "/search")):
+        found.append("502")
+    if method in ("post", "put", "patch", "delete") and admin and not path.endswith("/search"):
+        found.append("507")
+    return found
+
+
+def _document_names(schema: dict[str, Any]) -> None:
+    """The name patterns: the ``kb`` path parameter and a new knowledge base's ``name``."""
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") == "kb" and parameter.get("in") == "path":
+                    parameter["schema"] = {**parameter.get("schema", {}), **_NAME}
+    create = schema.get("components", {}).get("schemas", {}).get("CreateKnowledgeBase")
+    if create is not None and "name" in create.get("properties", {}):
+        create["properties"]["name"] = {**create["properties"]["name"], **_NAME}
 
 
 def openapi_schema(app: FastAPI) -> dict[str, Any]:
@@ -58,16 +106,18 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     schema["security"] = [{BEARER: []}]
-    for path in schema.get("paths", {}).values():
-        for operation in path.values():
+    for route, path in schema.get("paths", {}).items():
+        for method, operation in path.items():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            for status, description in _RESPONSES.items():
+            statuses = {**_RESPONSES, **{s: _MORE[s] for s in _statuses(route, method, operation)}}
+            for status, description in sorted(statuses.items()):
                 responses.setdefault(
                     status,
                     {"description": description,
                      "content": {"application/json": {"schema": _ERROR_REF}}},
                 )  # fmt: skip
+    _document_names(schema)
     app.openapi_schema = schema
     return schema
 

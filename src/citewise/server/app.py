@@ -18,9 +18,9 @@ from citewise.config import Settings
 from citewise.kb import Library
 from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
-from citewise.server import diagnostics, feedback, openai, widget
+from citewise.server import diagnostics, feedback, health, openai, widget
 from citewise.server.apidocs import openapi_schema, swagger_page
-from citewise.server.auth import require_api_key
+from citewise.server.auth import AuthFirstMiddleware, require_api_key
 from citewise.server.errors import APIError, install_error_handlers
 from citewise.server.limits import BodyLimitMiddleware, BodyLimits, JSONCheckMiddleware
 from citewise.server.logs import RequestMiddleware
@@ -103,6 +103,8 @@ def create_app(
     app.add_middleware(JSONCheckMiddleware, max_depth=limits.depth)
     # Added early, so it runs inside the request middleware: a 413 is logged and counted.
     app.add_middleware(BodyLimitMiddleware, limits=limits)
+    # Outside the body guards: a client without a key gets its 401 before any body is read.
+    app.add_middleware(AuthFirstMiddleware)
     rate_limit = rate_limit_from_env()
     if rate_limit is not None:
         # Inside the request middleware: a 429 is logged and counted like any answer.
@@ -139,6 +141,7 @@ def create_app(
         return swagger_page("/openapi.json")
 
     app.include_router(guarded)
+    app.include_router(health.router)
     app.include_router(openai.router)
     app.include_router(diagnostics.router)
     feedback.install(app, settings, metrics)

@@ -13,14 +13,18 @@ import os
 from collections.abc import Iterable
 
 from fastapi import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from citewise.server.errors import APIError
 
 API_KEYS_ENV = "CITEWISE_API_KEYS"
 ADMIN_KEYS_ENV = "CITEWISE_ADMIN_KEYS"
 
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
 __all__ = [
     "ADMIN_KEYS_ENV",
+    "AuthFirstMiddleware",
     "API_KEYS_ENV",
     "api_keys_of",
     "parse_keys",
@@ -128,3 +132,31 @@ async def require_admin_key(request: Request) -> None:
                 code="admin_key_required",
             )  # fmt: skip
         raise _unauthorized("invalid admin key")
+
+
+class AuthFirstMiddleware:
+    """Asks for the key before any body is read: a request with a body to a ``/v1/`` route
+    without a valid key (API or admin) is a 401 at once, so an unauthenticated client never
+    has its body read, checked or parsed (before, malformed JSON got a 400 first). Which
+    key a route needs is still the routes' dependencies' business."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] in _BODY_METHODS
+            and scope["path"].startswith("/v1/")
+        ):
+            request = Request(scope)
+            keys = _keys(request, "api_keys", API_KEYS_ENV)
+            if keys and not _widget(request):  # a widget key the widget gate let through
+                token = _bearer(request)
+                known = keys | _keys(request, "admin_keys", ADMIN_KEYS_ENV)
+                if token is None or not _matches(token, known):
+                    missing = "missing API key: send 'Authorization: Bearer <key>'"
+                    error = _unauthorized(missing if token is None else "invalid API key")
+                    await error.response()(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)

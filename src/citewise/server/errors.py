@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import errno
 import logging
+import tempfile
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from citewise.errors import (
     CitewiseError,
@@ -17,6 +19,7 @@ from citewise.errors import (
     KnowledgeBaseError,
     ModelError,
     StorageError,
+    StoreUnavailableError,
 )
 
 log = logging.getLogger(__name__)
@@ -27,12 +30,15 @@ _TYPES = {
     403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
+    408: "invalid_request_error",
     409: "invalid_request_error",
     413: "invalid_request_error",
     502: "api_error",
     503: "api_error",
     507: "api_error",
 }
+# How long a client is asked to wait (Retry-After) when the store is unavailable.
+RETRY_AFTER_SECONDS = 5
 # What a full disk (or a file-size or quota limit) looks like to a write.
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
@@ -73,6 +79,14 @@ def error_body(
 
 def from_citewise_error(error: CitewiseError, *, param: str | None = None) -> APIError:
     """The API error for one of citewise's own errors (a setting, a KB, the chat model)."""
+    if isinstance(error, StoreUnavailableError):
+        # The server's store is down or locked, not the request's fault: ask again later.
+        return APIError(
+            503,
+            str(error),
+            code="store_unavailable",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(error, StorageError):
         # The server's disk, not the request: 507 Insufficient Storage, nothing was written.
         return APIError(507, str(error), code="storage_full")
@@ -91,6 +105,19 @@ def storage_full(error: OSError) -> APIError:
         f"the server could not write its files ({reason}); nothing was changed",
         code="storage_full",
     )
+
+
+def _full_disk_cause(error: BaseException) -> OSError | None:
+    """The full-disk ``OSError`` behind ``error`` (FastAPI turns any failure to parse a body,
+    spooling a multipart file to disk among them, into a 400), or None."""
+    cause = error.__cause__ or error.__context__
+    for _ in range(8):  # a short chain: the spool's write error, maybe wrapped once
+        if cause is None:
+            return None
+        if isinstance(cause, OSError) and cause.errno in _FULL:
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def validation_error(error: RequestValidationError) -> APIError:
@@ -124,8 +151,32 @@ def json_decode_error(error: RequestValidationError, body: bytes) -> APIError | 
     return APIError(400, f"the request body is not valid JSON: {reason}", code="invalid_json")
 
 
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods the app's routes answer on ``request``'s path (for a 405's ``Allow``):
+    each method is tried against the routes, included routers among them."""
+    routes = request.app.router.routes
+    methods = [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )  # fmt: skip
+    ]
+    if "GET" in methods:
+        methods.insert(1, "HEAD")
+    return methods
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error, expected or not, in the OpenAI envelope."""
+    # Multipart uploads past 1 MiB are spooled to the temporary folder. Python finds that
+    # folder on first use by writing a probe file: on a full disk the probe fails and the
+    # upload reads as "no usable temporary directory". Found now, a full disk later is a
+    # plain ENOSPC on the spool's write (507 below).
+    tempfile.gettempdir()
 
     async def api_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, APIError)
@@ -149,9 +200,17 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)
+        full = _full_disk_cause(error)
+        if full is not None:  # FastAPI's 400 for a body it could not spool: our disk
+            log.error("%s %s: %s", request.method, request.url.path, full)
+            return storage_full(full).response()
         message = {404: f"no route {request.url.path}"}.get(error.status_code, str(error.detail))
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
-        return APIError(error.status_code, message, code=code).response()
+        headers = dict(getattr(error, "headers", None) or {})
+        if error.status_code == 405:
+            # Every method of the path, not only those of the first route matching it.
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return APIError(error.status_code, message, code=code, headers=headers or None).response()
 
     async def os_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, OSError)

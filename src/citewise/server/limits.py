@@ -10,6 +10,7 @@ also held to the per-file limit).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citewise.errors import ConfigurationError
 from citewise.server.errors import APIError
+from citewise.server.receipt import ReceiptDeadlines
 
 MIB = 1024 * 1024
 DEFAULT_MAX_BODY_BYTES = 2 * MIB
@@ -83,12 +85,17 @@ def _bytes(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 class BodyLimitMiddleware:
-    """Refuses a body over its route's limit: at once when ``Content-Length`` says so, else
-    as soon as the streamed body passes it (the handler then sees a 413, not the body)."""
+    """Guards request bodies. Refuses a body over its route's limit: at once when
+    ``Content-Length`` says so, else as soon as the streamed body passes it (the handler then
+    sees a 413, not the body). Refuses a body that arrives too slowly with a 408 (the receipt
+    deadlines of ``citewise.server.receipt``: a first deadline, then a minimum rate)."""
 
-    def __init__(self, app: ASGIApp, limits: BodyLimits) -> None:
+    def __init__(
+        self, app: ASGIApp, limits: BodyLimits, deadlines: ReceiptDeadlines | None = None
+    ) -> None:
         self.app = app
         self.limits = limits
+        self.deadlines = deadlines or ReceiptDeadlines.from_env()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -100,14 +107,28 @@ class BodyLimitMiddleware:
             await _refuse(limit)(scope, receive, send)
             return
         seen = 0
-        refused = started = False
+        refused = started = received = False
+        loop = asyncio.get_running_loop()
+        began = loop.time()
 
         async def limited() -> Message:
-            nonlocal seen, refused, started
+            nonlocal seen, refused, started, received
             if refused:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            if received:  # the body is in: waiting for a disconnect has no deadline
+                return await receive()
+            try:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can lose a cancel.
+                async with asyncio.timeout(self.deadlines.body_wait(seen, loop.time() - began)):
+                    message = await receive()
+            except TimeoutError:
+                refused = True
+                if not started:
+                    started = True
+                    await _too_slow(self.deadlines)(scope, receive, send)
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
+                received = not message.get("more_body", False)
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     # Answer now, then tell the route the client left: it stops reading and
@@ -148,6 +169,17 @@ def _refuse(limit: int) -> ASGIApp:
         413,
         f"request body too large: this server accepts at most {size} here",
         code="request_too_large",
+    )
+    return error.response()
+
+
+def _too_slow(deadlines: ReceiptDeadlines) -> ASGIApp:
+    error = APIError(
+        408,
+        f"request body too slow: this server waits {deadlines.body_timeout:g} s for a body, "
+        f"then needs {deadlines.body_min_rate} bytes a second",
+        code="request_timeout",
+        headers={"Connection": "close"},  # what the client still sends is not read
     )
     return error.response()
 

@@ -183,7 +183,7 @@ def _error_message(body: bytes) -> str | None:
 
 
 # Polled by probes and scrapers every few seconds: logged only at debug level when they succeed.
-_QUIET_ROUTES = frozenset({"/healthz", "/metrics"})
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 def _log_request(context: RequestContext, scope: Scope, status: int) -> None:

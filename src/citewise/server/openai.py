@@ -22,6 +22,7 @@ from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Sta
 from citewise.kb.structured import reshape
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
+from citewise.server.departure import unless_client_leaves
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.feedback import remember_answer
 from citewise.server.formats import OutputFormat, chat_format, responses_format
@@ -223,7 +224,11 @@ class _Run:
                 yield event
 
     async def answer(self) -> Answer:
-        """The finished answer (an error raises, and the middleware counts its status)."""
+        """The finished answer (an error raises, and the middleware counts its status);
+        cancelled, model calls and all, when the client leaves first."""
+        return await unless_client_leaves(self.request, self._answer())
+
+    async def _answer(self) -> Answer:
         async with aclosing(self.events()) as events:
             async for event in events:
                 if isinstance(event, Done):

@@ -96,7 +96,8 @@ def read_folder(
     reads bytes: PDF, DOCX) keep their bytes; the others are decoded as UTF-8 text. A link
     (to a file, or through a linked folder) that resolves outside ``root`` is never read:
     ``ln -s /etc/passwd docs/passwd.md`` must not make ``/etc/passwd`` searchable; each one
-    is named in ``refused`` with the reason.
+    (a linked folder outside too) is named in ``refused`` with the reason. A hard link is
+    not a link but the file itself, wherever its other names are: it is read.
 
     Raises:
         SourceError: the folder is missing or holds no such file, or a file is binary or
@@ -120,7 +121,15 @@ def read_folder(
         relative = path.relative_to(root)
         if any(part.startswith(".") or part in _SKIPPED_DIRS for part in relative.parts[:-1]):
             continue
-        if relative.name.startswith(".") or not path.is_file():
+        if relative.name.startswith("."):
+            continue
+        if path.is_symlink() and path.is_dir():
+            # Never walked (rglob does not follow linked folders): one leading outside is
+            # named, so "why is nothing of it indexed?" has an answer in the report.
+            if refused is not None and not path.resolve().is_relative_to(inside):
+                refused[relative.as_posix()] = "a link to a folder outside the folder: not read"
+            continue
+        if not path.is_file():
             continue
         suffix = path.suffix.lower()
         if suffix not in wanted or (keep is not None and not keep(relative.as_posix())):

@@ -20,6 +20,7 @@ import numpy as np
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError, MissingExtraError
 from citewise.models import Chunk, Document, SearchFilter
+from citewise.store.availability import connect_timeout, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_meta, check_name, unknown_kb
 
@@ -33,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in CI
 
 # After the check above: these modules need psycopg too.
 from citewise.store import postgres_schema as schema
+from citewise.store.postgres_pool import checked_connection, first_line, unavailable
 from citewise.store.postgres_schema import C_COLUMNS, filter_sql, row_to_chunk
 from citewise.store.postgres_terms import bm25_sql, keyword_params
 from citewise.store.postgres_write import apply_updates, build_hnsw
@@ -65,14 +67,15 @@ class PostgresStore:
     def __init__(self, url: str) -> None:
         self.options = schema.parse_url(url)
         self.schema = self.options.schema
+        self.timeout = store_timeout()
+        # Name the server, never the URL: it may carry a password.
+        where = urlsplit(self.options.conninfo)
+        self.where = f"{where.hostname}:{where.port or 5432}{where.path}"
         try:
             first = psycopg.connect(self.options.conninfo, autocommit=True, connect_timeout=10)
         except psycopg.OperationalError as exc:
-            # Name the server, never the URL: it may carry a password.
-            where = urlsplit(self.options.conninfo)
             raise ConfigurationError(
-                f"cannot connect to the PostgreSQL store at {where.hostname}:{where.port or 5432}"
-                f"{where.path}: {str(exc).strip()}"
+                f"cannot connect to the PostgreSQL store at {self.where}: {first_line(exc)}"
             ) from None
         with first as conn:
             if self.options.auto_migrate:
@@ -84,14 +87,20 @@ class PostgresStore:
             register_vector(conn)
 
         # Opened once the schema is known to be current (pgvector's types must exist).
+        # Every wait is bounded by the store's deadline: a request for a connection, each
+        # connection attempt (libpq's connect_timeout) and the pool's background reconnect
+        # loop (5 minutes of back-off by default, which made recovery slow: a request after
+        # the database returned waited for the next scheduled attempt).
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             self.options.conninfo,
             min_size=1,
             max_size=8,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, "connect_timeout": connect_timeout(self.timeout)},
             configure=configure,
             open=False,
             name=f"citewise-{self.schema}",
+            timeout=self.timeout,
+            reconnect_timeout=self.timeout,
         )
         self._ready = False
         self._guard = threading.Lock()
@@ -104,12 +113,29 @@ class PostgresStore:
 
     def migrate(self) -> list[int]:
         """Apply any pending migration (also the unsafe ones); the versions applied."""
-        with psycopg.connect(self.options.conninfo, autocommit=True) as conn:
+        with self._session() as conn:
             return schema.migrate(conn, self.schema)
 
     def schema_version(self) -> int:
-        with psycopg.connect(self.options.conninfo, autocommit=True) as conn:
+        with self._session() as conn:
             return schema.schema_version(conn, self.schema)
+
+    @contextmanager
+    def _session(self) -> Iterator[Conn]:
+        """A connection of its own (not the pool's), connected within the store's deadline."""
+        try:
+            conn = psycopg.connect(
+                self.options.conninfo,
+                autocommit=True,
+                connect_timeout=connect_timeout(self.timeout),
+            )
+        except psycopg.OperationalError as error:
+            raise unavailable(self.where, error) from None
+        with conn:
+            try:
+                yield conn
+            except psycopg.OperationalError as error:
+                raise unavailable(self.where, error) from None
 
     def _open_pool(self) -> None:
         with self._guard:
@@ -219,7 +245,7 @@ class PostgresStore:
         with self._guard:
             local = self._locks.setdefault(kb, threading.Lock())
         key = schema.lock_key("kb", self.schema, kb)
-        with local, psycopg.connect(self.options.conninfo, autocommit=True) as conn:
+        with local, self._session() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (key,))
             try:
                 yield
@@ -249,7 +275,7 @@ class PostgresStore:
     def _conn(self) -> Iterator[Conn]:
         if not self._ready:
             self._open_pool()
-        with self._pool.connection() as conn:
+        with checked_connection(self._pool, self.timeout, self.where) as conn:
             yield conn
 
     @contextmanager

@@ -14,9 +14,15 @@ from urllib.parse import parse_qs, unquote
 
 import numpy as np
 
-from citewise.errors import ConfigurationError, KnowledgeBaseError, StorageError
+from citewise.errors import (
+    ConfigurationError,
+    KnowledgeBaseError,
+    StorageError,
+    StoreUnavailableError,
+)
 from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import ann, sqlite_generations, sqlite_keyword
+from citewise.store.availability import is_sqlite_unavailable, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.columns import chunk_values
@@ -200,11 +206,13 @@ class SQLiteStore:
         # mode=rw: opening must never create an empty file for a mistyped name.
         # check_same_thread=False only so close() can close it from another thread.
         opened = path.resolve()
+        # A read waits for a lock at most the store's deadline (then 503, not a hang);
+        # a write waits longer (_write).
         conn = sqlite3.connect(
             f"{opened.as_uri()}?mode=rw",
             uri=True,
             isolation_level=None,
-            timeout=30.0,
+            timeout=store_timeout(),
             check_same_thread=False,
         )
         conn.row_factory = sqlite3.Row
@@ -217,6 +225,7 @@ class SQLiteStore:
         except sqlite3.Error as error:
             conn.close()
             if not is_storage_failure(error):
+                _raise_if_unavailable(kb, error)
                 raise
             # Opening a WAL file writes its shared-memory index beside it.
             raise StorageError(
@@ -230,7 +239,15 @@ class SQLiteStore:
     @contextmanager
     def _write(self, kb: str) -> Iterator[sqlite3.Connection]:
         conn = self._conn(kb)
-        conn.execute("BEGIN IMMEDIATE")
+        # Writers take turns (another process indexing): wait as long as before for the lock.
+        conn.execute(f"PRAGMA busy_timeout = {_WRITE_BUSY_MS}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            _raise_if_unavailable(kb, error)
+            raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {round(store_timeout() * 1000)}")
         try:
             yield conn
             # Bumped in the same transaction, so a cached dense matrix is stale exactly when
@@ -248,6 +265,8 @@ class SQLiteStore:
                     f"knowledge base {kb!r} could not be written ({error}: is the disk "
                     "full?); nothing was written, what was stored before is intact"
                 ) from error
+            if isinstance(error, sqlite3.Error):
+                _raise_if_unavailable(kb, error)
             raise
 
     @contextmanager
@@ -257,6 +276,9 @@ class SQLiteStore:
         conn.execute("BEGIN")
         try:
             yield conn
+        except sqlite3.Error as error:
+            _raise_if_unavailable(kb, error)
+            raise
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -361,6 +383,25 @@ class SQLiteStore:
         opened = self._conns[(threading.get_ident(), kb)][2]
         with self._ann_lock:
             return ann.open_if_large(opened, conn, gen, self.ann_threshold, lambda: self._conn(kb))
+
+
+# How long a write waits for another writer's lock before the store is called unavailable.
+_WRITE_BUSY_MS = 30_000
+
+
+def _raise_if_unavailable(kb: str, error: sqlite3.Error) -> None:
+    """Raise StoreUnavailableError for a knowledge base file that is locked or damaged."""
+    kind = is_sqlite_unavailable(error)
+    if kind == "locked":
+        raise StoreUnavailableError(
+            f"knowledge base {kb!r} is locked by another process ({error}); nothing was read "
+            "or written, try again shortly"
+        ) from error
+    if kind == "damaged":
+        raise StoreUnavailableError(
+            f"knowledge base {kb!r} is damaged ({error}): restore its file or rebuild it "
+            f"(citewise index … --kb {kb} --rebuild)"
+        ) from error
 
 
 def _check_schema(conn: sqlite3.Connection, kb: str) -> None:

@@ -1,0 +1,201 @@
+"""Receipt deadlines: a client must send its request in time, and may hold only so many
+connections, so slow or half-open clients cannot exhaust the server.
+
+Measured before: 300 connections that never finished their headers stayed open ≥ 75 s
+(uvicorn's keep-alive timeout is cancelled by any byte), and under ``ulimit -n 256`` they
+made ``/healthz`` unreachable. Now:
+
+- a request head must be complete within ``CITEWISE_HEADER_TIMEOUT`` seconds (default 10)
+  of the connection opening or of the previous response, else ``408`` and the connection
+  is closed (a connection that sent nothing is just closed);
+- at most ``CITEWISE_MAX_CONNECTIONS`` connections are open (default 1000, and never more
+  than ¾ of the process's file-descriptor limit): past it, the connection waiting longest
+  for its head is closed (408), or the new one if none is waiting (503);
+- a request body must arrive within ``CITEWISE_BODY_TIMEOUT`` seconds (default 15) plus one
+  second per ``CITEWISE_BODY_MIN_RATE`` bytes (default 1024), with no gap longer than the
+  body timeout, else ``408`` (enforced by ``BodyLimitMiddleware`` in
+  ``citewise.server.limits``, the one middleware that guards request bodies).
+
+The head deadline and the connection limit live in :class:`ReceiptProtocol`, uvicorn's h11
+protocol with these checks (``citewise serve`` runs it); behind a front proxy, the proxy's
+timeouts do the same (docs/deploy.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from citewise.errors import ConfigurationError
+
+__all__ = ["ReceiptDeadlines", "ReceiptProtocol", "protocol_class"]
+
+HEADER_TIMEOUT = 10.0
+BODY_TIMEOUT = 15.0
+BODY_MIN_RATE = 1024
+MAX_CONNECTIONS = 1000
+
+
+@dataclass(frozen=True)
+class ReceiptDeadlines:
+    """How long a client may take to send a request, and how many connections it may hold."""
+
+    header_timeout: float = HEADER_TIMEOUT
+    body_timeout: float = BODY_TIMEOUT
+    body_min_rate: int = BODY_MIN_RATE
+    max_connections: int = MAX_CONNECTIONS
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReceiptDeadlines:
+        env = os.environ if environ is None else environ
+        wanted = int(_number(env, "CITEWISE_MAX_CONNECTIONS", MAX_CONNECTIONS))
+        return cls(
+            header_timeout=_number(env, "CITEWISE_HEADER_TIMEOUT", HEADER_TIMEOUT),
+            body_timeout=_number(env, "CITEWISE_BODY_TIMEOUT", BODY_TIMEOUT),
+            body_min_rate=int(_number(env, "CITEWISE_BODY_MIN_RATE", BODY_MIN_RATE)),
+            max_connections=min(wanted, _fd_bound()),
+        )
+
+    def body_wait(self, seen: int, elapsed: float) -> float:
+        """How long to wait for the next piece of a body of which ``seen`` bytes came in
+        ``elapsed`` seconds (≤ 0: too late already)."""
+        allowed = self.body_timeout + seen / self.body_min_rate
+        return min(self.body_timeout, allowed - elapsed)
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
+    return number
+
+
+def _fd_bound() -> int:
+    """¾ of the soft file-descriptor limit: the rest is for the store, models and logs."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else max(8, soft * 3 // 4)
+
+
+def _raw_error(status: int, reason: str, message: str, code: str) -> bytes:
+    body = json.dumps(
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": code,
+            }
+        }  # fmt: skip
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+_HEAD_TIMEOUT = _raw_error(
+    408, "Request Timeout", "the request head did not arrive in time", "request_timeout"
+)
+_BUSY = _raw_error(
+    503, "Service Unavailable", "too many open connections: try again", "too_many_connections"
+)
+
+
+class ReceiptProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head and a connection limit.
+
+    A connection is "waiting for a head" from when it opens, and again from each complete
+    response, until h11 has parsed the next request line and headers.
+    """
+
+    deadlines: ClassVar[ReceiptDeadlines] = ReceiptDeadlines()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self.waiting_since: float | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._await_head()
+        if len(self.connections) > self.deadlines.max_connections:
+            self._shed()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_received()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.waiting_since is not None and self.conn.their_state is not h11.IDLE:
+            self._head_received()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._await_head()
+
+    def _await_head(self) -> None:
+        self._head_received()
+        self.waiting_since = self.loop.time()
+        self._head_timer = self.loop.call_later(self.deadlines.header_timeout, self._too_late)
+
+    def _head_received(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = None
+        self.waiting_since = None
+
+    def _too_late(self) -> None:
+        """The head deadline passed: 408 if part of a head came, then close."""
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        if self.conn.trailing_data[0]:
+            self.transport.write(_HEAD_TIMEOUT)
+        self.transport.close()
+
+    def _shed(self) -> None:
+        """Over the connection limit: close the connection waiting longest for its head
+        (itself if it is the only one waiting), else refuse this new one with a 503."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, ReceiptProtocol) and c.waiting_since is not None and c is not self
+        ]
+        if waiting:
+            oldest = min(waiting, key=lambda c: c.waiting_since or 0.0)
+            oldest._head_received()
+            oldest._close_waiting()
+            return
+        self._head_received()
+        self.transport.write(_BUSY)
+        self.transport.close()
+
+    def _close_waiting(self) -> None:
+        if not self.transport.is_closing():
+            if self.conn.trailing_data[0]:
+                self.transport.write(_HEAD_TIMEOUT)
+            self.transport.close()
+
+
+def protocol_class(deadlines: ReceiptDeadlines | None = None) -> type[ReceiptProtocol]:
+    """A :class:`ReceiptProtocol` class bound to ``deadlines`` (default: the environment's),
+    to pass as uvicorn's ``http``."""
+    bound = deadlines or ReceiptDeadlines.from_env()
+    return type("BoundReceiptProtocol", (ReceiptProtocol,), {"deadlines": bound})
