@@ -60,7 +60,11 @@ class EmbeddingError(CitewiseError):
 
 
 class ConfigurationError(CitewiseError):
-    """A setting is invalid."""
+    """A setting is invalid; ``field`` names the option it is about, when it is one."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class MissingExtraError(CitewiseError, ImportError):

@@ -9,7 +9,6 @@ in ``kb.ingesting``/``kb.ingest``, ``kb.reading``, ``retrieval.pipeline`` and ``
 from __future__ import annotations
 
 import asyncio
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -24,7 +23,7 @@ from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
 from citewise.kb.config import KBConfig, stored_embedder
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import is_synchronous, retrieve, retrieve_sync
+from citewise.retrieval.pipeline import check_names, is_synchronous, retrieve, retrieve_sync
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
@@ -325,16 +324,17 @@ class KnowledgeBase:
 
     def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
         """This knowledge base's search defaults, overridden by ``options`` and then by
-        keyword ``overrides`` (``None`` keeps a default). An unknown scope raises
-        ConfigurationError naming the known ones."""
-        resolved = self.config.defaults.merged(options).merged(overrides)
+        keyword ``overrides`` (``None`` keeps a default). An unknown scope, query rewrite or
+        reranker raises ConfigurationError naming the known ones (``field``: which)."""
+        resolved = check_names(self.config.defaults.merged(options).merged(overrides))
         if resolved.restricted:
             known = self.scopes
             # An index built before scopes were recorded cannot tell a typo from a scope.
             if len(known) > 1 and resolved.scope not in known:
                 raise ConfigurationError(
                     f"unknown scope {resolved.scope!r} in {self.name!r}: use one of "
-                    f"{', '.join(known)}"
+                    f"{', '.join(known)}",
+                    field="scope",
                 )
         return resolved
 
@@ -356,16 +356,6 @@ class KnowledgeBase:
             hits = retrieve_sync(self.store, self._search_embedder(resolved), query, resolved)
             op.set(hits=len(hits), top_k=resolved.top_k)
         return hits
-
-    def retrieve(self, query: str, options: Options = None) -> list[Hit]:
-        """Deprecated name of :meth:`search`."""
-        warnings.warn("KnowledgeBase.retrieve is deprecated: use search", DeprecationWarning, 2)
-        return self.search(query, options)
-
-    async def aretrieve(self, query: str, options: Options = None) -> list[Hit]:
-        """Deprecated name of :meth:`asearch`."""
-        warnings.warn("KnowledgeBase.aretrieve is deprecated: use asearch", DeprecationWarning, 2)
-        return await self.asearch(query, options)
 
     def _answer_options(self, options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
         # A reply that searches nothing (a greeting) must not need the knowledge base to

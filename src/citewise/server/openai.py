@@ -18,7 +18,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
-from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
+from citewise.kb import (
+    AGENTIC,
+    RAG,
+    WORKFLOWS,
+    Done,
+    Event,
+    KnowledgeBase,
+    Status,
+    TextDelta,
+    workflow_description,
+)
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
@@ -72,7 +82,7 @@ def _model_card(model: str, runtime: Runtime) -> dict[str, Any]:
         "object": "model",
         "created": 0,
         "owned_by": "citewise",
-        "description": DESCRIPTIONS[model],
+        "description": DESCRIPTIONS.get(model) or workflow_description(model),
         "citewise_settings": settings_schema(runtime),
     }
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
-from collections.abc import Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.kb import ALL_SCOPE, KnowledgeBase, SearchOptions
-from citewise.options import translate_legacy
+from citewise.kb import ALL_SCOPE, CHAT_MODELS, KnowledgeBase, SearchOptions
 from citewise.server.errors import APIError
 from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
@@ -62,8 +60,6 @@ class ChatRequest(BaseModel):
         return bool((self.stream_options or {}).get("include_usage"))
 
 
-# Spellings of earlier releases (one release more) and the field each now sets.
-LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
 KB_SETTING = "kb"
 # A server path: set per knowledge base by whoever runs the server, never by a client.
 SERVER_ONLY = ("reranker_dir",)
@@ -107,8 +103,6 @@ class ClientSettings:
     kb: str | None = None
     options: SearchOptions = field(default_factory=SearchOptions)
     show_status: bool = False
-    # The old key a client used for a field, so an error names what the client sent.
-    sent_as: Mapping[str, str] = field(default_factory=dict)
 
 
 def _invalid(name: str, message: str, key: str = SETTINGS_KEY) -> APIError:
@@ -145,9 +139,8 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
 def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     """The client settings of a request; a bad value is a 400 that names its field.
 
-    The old keys ``k`` and ``bm25`` are translated to ``top_k`` and ``search_type`` (and
-    logged as deprecated); ``metadata.lgos_settings`` is read when ``citewise_settings`` is
-    absent (sending both is a 400).
+    ``metadata.lgos_settings`` is read when ``citewise_settings`` is absent (sending both is
+    a 400).
     """
     metadata = metadata or {}
     key = SETTINGS_KEY if SETTINGS_KEY in metadata else SEED_SETTINGS_KEY
@@ -179,33 +172,15 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     for name in values:
         if name in SERVER_ONLY:
             raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
-        if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
+        if name not in SearchOptions.model_fields:
             raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
-    if "bm25" in values and not isinstance(values["bm25"], bool):
-        raise _invalid("bm25", "must be true or false (deprecated: use search_type)", key)
-    sent_as = {LEGACY_SETTINGS[old]: old for old in values if old in LEGACY_SETTINGS}
     try:
-        options = SearchOptions.model_validate(_translated(values))
+        options = SearchOptions.model_validate(values)
     except ValidationError as error:
         first = error.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
-        raise _invalid(sent_as.get(name, name), first["msg"], key) from None
-    return ClientSettings(kb, options, show_status, sent_as)
-
-
-def _translated(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` in today's vocabulary (``citewise.options`` translates old spellings).
-
-    Its DeprecationWarning is meant for Python callers; a client's old key is logged here
-    instead. This runs on the event loop's thread, without awaiting, so two requests never
-    swap the process-wide warning filters under each other.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        translated = translate_legacy(values)
-    for warning in caught:
-        log.warning("metadata.%s: %s", SETTINGS_KEY, warning.message)
-    return translated
+        raise _invalid(name, first["msg"], key) from None
+    return ClientSettings(kb, options, show_status)
 
 
 def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, SearchOptions]:
@@ -222,12 +197,15 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
     try:
         options = kb.resolve(client.options)
     except ConfigurationError as error:
-        # The values are valid already: what resolving checks is the scope against the KB.
-        raise _invalid("scope", str(error)) from None
+        # The values are valid already: what resolving checks is the scope against the KB
+        # and the query rewrite and reranker against the registries.
+        raise _invalid(error.field or "scope", str(error)) from None
     asked = client.options.chat_model
     if asked is not None:
-        # A client picks among the models the server is set up with, not any model name.
-        allowed = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        # A client picks among the models the server is set up with (and the ones packages
+        # register by name), not any model name.
+        configured = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        allowed = configured | set(CHAT_MODELS.plugins())
         if asked not in allowed:
             known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"
             raise _invalid("chat_model", f"not a model of this server (use: {known})")
@@ -342,7 +320,7 @@ def responses_messages(request: ResponsesRequest) -> list[Message]:
     return _ends_with_user(messages, "input")
 
 
-def check_model(model: str, models: tuple[str, ...]) -> None:
+def check_model(model: str, models: Collection[str]) -> None:
     if model not in models:
         raise APIError(
             404,
