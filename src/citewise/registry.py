@@ -98,11 +98,14 @@ class Registry(Generic[T]):
         return [name for name in self.names() if name not in self._builtins]
 
     def __iter__(self) -> Iterator[str]:
-        others = [name for name in self.plugins() if name not in self.reserved]
-        return iter([*self.reserved, *self._builtins, *others])
+        return iter(self._ordered())
 
     def __len__(self) -> int:
-        return len(list(self))
+        return len(self._ordered())
+
+    def _ordered(self) -> list[str]:
+        others = [name for name in self.plugins() if name not in self.reserved]
+        return [*self.reserved, *self._builtins, *others]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and (name in self.reserved or name in self.names())

@@ -252,8 +252,10 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
     try:
         options = await asyncio.to_thread(knowledge.resolve, overrides)
     except ConfigurationError as error:
-        # The values are valid already: what resolving checks is the scope against the KB.
-        raise APIError(400, str(error), param="scope", code="invalid_value") from None
+        # The values are valid already: what resolving checks is the scope against the KB
+        # and the query rewrite and reranker against the registries.
+        param = error.field or "scope"
+        raise APIError(400, str(error), param=param, code="invalid_value") from None
     try:
         hits = await knowledge.asearch(body.query, options)
     except CitewiseError as error:
