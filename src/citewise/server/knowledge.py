@@ -211,7 +211,7 @@ async def crawl_site(kb: str, body: CrawlRequest, request: Request) -> JSONRespo
     """Crawl the published site under ``url`` into the knowledge base (an incremental
     re-crawl when it was crawled before), in one write; the report names every bound hit
     (``limits``) and every URL not indexed (``skipped``)."""
-    from citewise.sources.crawl_limits import CrawlLimits
+    from citewise.kb.sources import CrawlLimits
 
     knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
     bounds = body.model_dump(exclude={"url", "rebuild", "replace", "exclude"})
