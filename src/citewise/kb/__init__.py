@@ -21,6 +21,7 @@ from citewise.kb.config import KBConfig
 from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
 from citewise.kb.library import Library
 from citewise.kb.models import CHAT_MODELS, make_chat_model, model_configured
+from citewise.kb.request import Resolved
 from citewise.options import ALL_SCOPE, SearchOptions, parse_options
 from citewise.strategies import (
     DEFAULT_CHILD_CHARS,
@@ -52,6 +53,7 @@ __all__ = [
     "Library",
     "OnSearch",
     "Progress",
+    "Resolved",
     "SearchOptions",
     "Status",
     "TextDelta",

@@ -24,7 +24,7 @@ from citewise.kb import (
     WORKFLOWS,
     Done,
     Event,
-    KnowledgeBase,
+    Resolved,
     Status,
     TextDelta,
     workflow_description,
@@ -173,7 +173,7 @@ class _Run:
         """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
         ``scope``) before the status line goes out."""
         self.kb, self.options = await asyncio.to_thread(resolve, self.runtime, self.client)
-        self.uploaded = await asyncio.to_thread(_uploaded_documents, self.kb)
+        self.uploaded = await asyncio.to_thread(_uploaded_documents, self.options)
         # Made once per library; made here, off the event loop, as a local model loads slowly.
         model = await asyncio.to_thread(lambda: self.kb.model)
         if model is None:
@@ -242,11 +242,12 @@ class _Run:
         return APIError(500, "internal server error", code="server_error")
 
 
-def _uploaded_documents(kb: KnowledgeBase) -> dict[str, str]:
-    """The stored URL → doc_id of each document of ``kb`` published by this server."""
-    if not kb.exists:  # a release not built yet: nothing uploaded, nothing to build now
+def _uploaded_documents(request: Resolved) -> dict[str, str]:
+    """The stored URL → doc_id of each document of the request's knowledge base published
+    by this server (read from the store the request opened)."""
+    if request.store is None:  # a release not built yet: nothing uploaded, nothing to build
         return {}
-    return {doc.url: doc.doc_id for doc in kb.documents() if is_relative(doc.url)}
+    return {doc.url: doc.doc_id for doc in request.store.documents() if is_relative(doc.url)}
 
 
 async def _task_events(reply: str) -> AsyncGenerator[Event, None]:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.kb import ALL_SCOPE, CHAT_MODELS, KnowledgeBase, SearchOptions
+from citewise.kb import ALL_SCOPE, CHAT_MODELS, KnowledgeBase, Resolved, SearchOptions
 from citewise.server.errors import APIError
 from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
@@ -183,9 +183,10 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     return ClientSettings(kb, options, show_status)
 
 
-def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, SearchOptions]:
-    """The knowledge base a request asks for and its search options: the knowledge base's
-    defaults overridden by the client's. Blocking: opens the knowledge base.
+def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Resolved]:
+    """The knowledge base a request asks for and the request resolved once: its store
+    opened and its search options, the knowledge base's defaults overridden by the
+    client's (the service takes it whole). Blocking: opens the knowledge base.
 
     Raises:
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
@@ -195,7 +196,7 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
     except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
-        options = kb.resolve(client.options)
+        resolved = kb.resolved(client.options)
     except ConfigurationError as error:
         # The values are valid already: what resolving checks is the scope against the KB
         # and the query rewrite and reranker against the registries.
@@ -209,7 +210,7 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
         if asked not in allowed:
             known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"
             raise _invalid("chat_model", f"not a model of this server (use: {known})")
-    return kb, options
+    return kb, resolved
 
 
 def _text(content: Any, param: str) -> str:
