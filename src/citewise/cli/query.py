@@ -23,7 +23,7 @@ from citewise.kb import (
     WORKFLOWS,
     Done,
     KnowledgeBase,
-    SearchOptions,
+    Resolved,
     Status,
     TextDelta,
 )
@@ -75,7 +75,7 @@ def read_history(path: str | None) -> list[dict[str, str]]:
 def stream_answer(
     kb: KnowledgeBase,
     messages: list[dict[str, str]],
-    options: SearchOptions,
+    options: Resolved,
     *,
     workflow: str,
     show_text: bool,
@@ -101,7 +101,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     # The history is read first, so a malformed file fails before any search or model call.
     messages = [*read_history(args.history), {"role": "user", "content": args.question}]
     kb = open_kb(args.kb, settings)
-    options = kb.resolve(search_overrides(args))
+    options = kb.resolved(search_overrides(args))  # resolved once: the answer takes it whole
     streamed = kb.model is not None
     if streamed:
         answer = stream_answer(kb, messages, options, workflow=args.model, show_text=not args.json)
