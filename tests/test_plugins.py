@@ -256,8 +256,14 @@ def test_the_server_selects_each_part_by_name(
         assert "(known: off, cross_encoder, llm, reverse)" in unknown.text
 
         with OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as sdk:
-            models = [model.id for model in sdk.models.list()]
-            assert models == ["citewise-rag", "citewise-agentic", "demo-echo"]
+            cards = sdk.models.list().data
+            assert [card.id for card in cards] == ["citewise-rag", "citewise-agentic", "demo-echo"]
+            assert cards[2].model_extra["description"] == (  # type: ignore[index]
+                "Echoes the question, with the sections one search finds."
+            )
+            schema = cards[0].model_extra["citewise_settings"]["schema"]  # type: ignore[index]
+            assert schema["properties"]["rerank"]["enum"][-1] == "reverse"
+            assert schema["properties"]["query_rewrite"]["enum"][-1] == "pelican"
             answer = sdk.responses.create(model="demo-echo", input=QUESTION)
             assert answer.output_text.startswith(f"echo: {QUESTION}")
             assert calls(plugin, "workflow") == [("workflow", QUESTION)]

@@ -23,6 +23,8 @@ from citewise.kb.library import Library
 from citewise.kb.models import CHAT_MODELS, make_chat_model, model_configured
 from citewise.kb.request import Resolved
 from citewise.options import ALL_SCOPE, SearchOptions, parse_options
+from citewise.retrieval.rerank import RERANKERS
+from citewise.retrieval.rewrite import QUERY_REWRITES
 from citewise.strategies import (
     DEFAULT_CHILD_CHARS,
     DEFAULT_QUESTIONS,
@@ -41,7 +43,9 @@ __all__ = [
     "DEFAULT_QUESTIONS",
     "DEFAULT_WORKFLOW",
     "OVERLAP_UNITS",
+    "QUERY_REWRITES",
     "RAG",
+    "RERANKERS",
     "STRATEGIES",
     "WORKFLOWS",
     "Done",

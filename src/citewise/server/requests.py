@@ -13,7 +13,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.kb import ALL_SCOPE, CHAT_MODELS, KnowledgeBase, Resolved, SearchOptions
+from citewise.kb import (
+    ALL_SCOPE,
+    CHAT_MODELS,
+    QUERY_REWRITES,
+    RERANKERS,
+    KnowledgeBase,
+    Resolved,
+    SearchOptions,
+)
 from citewise.server.errors import APIError
 from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
@@ -128,6 +136,9 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     for name in SERVER_ONLY:
         del properties[name], values[name]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
+    # Open names: the ones registered now (built-ins and installed packages').
+    properties["query_rewrite"]["enum"] = list(QUERY_REWRITES)
+    properties["rerank"]["enum"] = list(RERANKERS)
     properties[KB_SETTING] = {"title": "Kb", "type": "string", "enum": runtime.names()}
     properties[STATUS_SETTING] = {"title": "Show Status", "type": "boolean"}
     for name, prop in properties.items():
