@@ -64,9 +64,11 @@ __all__ = [
     "Status",
     "TextDelta",
     "aanswer",
+    "afinal_answer",
     "answer",
     "astream_answer",
     "conversation",
+    "final_answer",
     "stream_answer",
     "workflow_description",
 ]
@@ -273,12 +275,32 @@ async def aanswer(
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer of :func:`astream_answer`."""
-    async for event in astream_answer(
-        messages, retriever, model, options=options, workflow=workflow
-    ):
+    return await afinal_answer(
+        astream_answer(messages, retriever, model, options=options, workflow=workflow)
+    )
+
+
+async def afinal_answer(events: AsyncIterator[Event]) -> Answer:
+    """The answer of a stream's ``Done``, the stream read to its end (leaving early would
+    close it, and its operation would be recorded as cancelled). ModelError if none."""
+    answer: Answer | None = None
+    async for event in events:
         if isinstance(event, Done):
-            return event.answer
-    raise ModelError("the workflow ended without an answer")  # pragma: no cover
+            answer = event.answer
+    if answer is None:
+        raise ModelError("the workflow ended without an answer")
+    return answer
+
+
+def final_answer(events: Iterator[Event]) -> Answer:
+    """:func:`afinal_answer` for a synchronous stream."""
+    answer: Answer | None = None
+    for event in events:
+        if isinstance(event, Done):
+            answer = event.answer
+    if answer is None:
+        raise ModelError("the workflow ended without an answer")
+    return answer
 
 
 def stream_answer(
@@ -307,7 +329,6 @@ def answer(
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer, synchronously (safe to call inside a running event loop too)."""
-    for event in stream_answer(messages, retriever, model, options=options, workflow=workflow):
-        if isinstance(event, Done):
-            return event.answer
-    raise ModelError("the workflow ended without an answer")  # pragma: no cover
+    return final_answer(
+        stream_answer(messages, retriever, model, options=options, workflow=workflow)
+    )

@@ -15,11 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citewise import telemetry
-from citewise.answering import DEFAULT_WORKFLOW, Done, Event, TextDelta, astream_answer
+from citewise.answering import (
+    DEFAULT_WORKFLOW,
+    Done,
+    Event,
+    TextDelta,
+    afinal_answer,
+    astream_answer,
+    final_answer,
+)
 from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
-from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
+from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb.config import KBConfig, stored_embedder
 from citewise.kb.request import Resolved
 from citewise.models import Answer, Document, Hit, Section, Verification
@@ -461,18 +469,9 @@ class KnowledgeBase:
         **overrides: Any,
     ) -> Answer:
         """The finished answer of :meth:`astream`."""
-        events = self.astream(
-            messages, options, workflow=workflow, on_search=on_search, **overrides
+        return await afinal_answer(
+            self.astream(messages, options, workflow=workflow, on_search=on_search, **overrides)
         )
-        answer: Answer | None = None
-        # Read to the end, not just to ``Done``: leaving early closes the stream, and the
-        # answer operation would be recorded as cancelled.
-        async for event in events:
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
 
     def ask(
         self,
@@ -489,13 +488,7 @@ class KnowledgeBase:
         ``model`` answers this one question instead of :attr:`model`.
         """
         kb = self if model is None else self.with_model(model)
-        answer: Answer | None = None
-        for event in kb.stream(question, options, workflow=workflow, **overrides):  # to the end
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
+        return final_answer(kb.stream(question, options, workflow=workflow, **overrides))
 
     def with_model(self, model: BaseChatModel) -> KnowledgeBase:
         """This knowledge base, answering with ``model`` (same library, same embedder)."""
