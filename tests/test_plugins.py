@@ -245,6 +245,9 @@ def test_the_server_selects_each_part_by_name(
         files = [("files", (name, text.encode())) for name, text in DOCS.items()]
         assert api.post("/v1/knowledge-bases/titled/documents", files=files).status_code == 200
         assert calls(plugin, "strategy") == [("strategy", "titles", CHUNKS)]
+        typo = api.post("/v1/knowledge-bases", json={"name": "t", "retrieval": {"rerank": "rev"}})
+        assert typo.status_code == 400 and typo.json()["error"]["param"] == "retrieval.rerank"
+        assert "unknown reranker 'rev'" in typo.text
 
         body = {"query": QUESTION, "top_k": 3, "rerank_candidates": 3, "search_type": "full_text"}
         plain = api.post("/v1/knowledge-bases/docs/search", json=body).json()["data"]

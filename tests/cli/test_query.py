@@ -170,10 +170,13 @@ def test_flags_override_the_kb_defaults(team: str, capsys: pytest.CaptureFixture
 def test_an_unknown_reranker_or_rewrite_fails_in_one_line_naming_the_known_ones(
     team: str, capsys: pytest.CaptureFixture[str], flag: str, value: str, known: str
 ) -> None:
-    assert main(["search", "API token", "--kb", team, flag, value]) == 1
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert f"'{value}'" in err and f"(known: {known})" in err
+    for argv in (["search", "API token", "--kb", team], ["kb", "create", "typo"]):
+        assert main([*argv, flag, value]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert f"'{value}'" in err and f"(known: {known})" in err
+    assert main(["kb", "list", "--json"]) == 0
+    assert "typo" not in capsys.readouterr().out  # refused before anything was created
 
 
 # -- answers written by a chat model ----------------------------------------------------------

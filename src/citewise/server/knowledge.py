@@ -150,7 +150,8 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
             raise APIError(409, str(error), code="conflict") from None
         raise from_citewise_error(error, param="name") from None
     except CitewiseError as error:
-        raise from_citewise_error(error) from None
+        field = getattr(error, "field", None)
+        raise from_citewise_error(error, param=field and f"retrieval.{field}") from None
     return kb_json(kb)
 
 
