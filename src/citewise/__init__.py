@@ -29,7 +29,6 @@ _EXPORTS = {
     "Settings": "citewise.config",
     "CrawlLimits": "citewise.sources.crawl_limits",
     "SearchOptions": "citewise.options",
-    "RequestSettings": "citewise.config",
     "KBConfig": "citewise.kb",
     "IndexStrategy": "citewise.kb",
     "IndexReport": "citewise.kb",
@@ -61,7 +60,6 @@ __all__ = [
     "Library",
     "MissingExtraError",
     "ModelError",
-    "RequestSettings",
     "SearchOptions",
     "Section",
     "Settings",
@@ -73,7 +71,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from citewise.config import RequestSettings, Settings
+    from citewise.config import Settings
     from citewise.errors import (
         CitewiseError,
         ConfigurationError,

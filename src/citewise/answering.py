@@ -11,13 +11,19 @@ base's search under options already resolved from its defaults and the request::
 
 Cancelling the iteration (a client that disconnects) cancels the run: no model tokens are
 requested after it.
+
+Workflows are named parts (:data:`WORKFLOWS`, entry-point group ``citewise.workflows``): a
+workflow is an async generator function ``workflow(turns, retriever, model, options)`` that
+yields ``Status``/``TextDelta`` events and ends with one ``Done``; ``model`` is None when no
+chat model is configured (the built-ins then answer extractively). A registered workflow is
+a model of the OpenAI routes and a ``--model`` of ``citewise ask``, by its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citewise.asyncbridge import iterate_in_thread
 from citewise.errors import ConfigurationError, ModelError
@@ -25,6 +31,7 @@ from citewise.extractive import SMALL_TALK_REPLY, extractive_answer, is_small_ta
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.models import Answer, Hit, Retriever
 from citewise.options import SearchOptions
+from citewise.registry import Registry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -32,8 +39,19 @@ if TYPE_CHECKING:
 
 RAG = "citewise-rag"
 AGENTIC = "citewise-agentic"
-WORKFLOWS = (RAG, AGENTIC)
 DEFAULT_WORKFLOW = RAG
+
+Workflow = Callable[
+    ["list[AnyMessage]", Retriever, "BaseChatModel | None", SearchOptions], AsyncIterator[Event]
+]
+"""What a workflow is registered as (see the module docstring)."""
+
+WORKFLOWS: Registry[Workflow] = Registry(
+    "workflow",
+    {RAG: "citewise.answering:rag_workflow", AGENTIC: "citewise.answering:agentic_workflow"},
+)
+"""The workflows by name; iterating gives ``citewise-rag``, ``citewise-agentic``, then the
+registered ones."""
 
 __all__ = [
     "AGENTIC",
@@ -41,14 +59,18 @@ __all__ = [
     "RAG",
     "WORKFLOWS",
     "Done",
+    "Workflow",
     "Event",
     "Status",
     "TextDelta",
     "aanswer",
+    "afinal_answer",
     "answer",
     "astream_answer",
     "conversation",
+    "final_answer",
     "stream_answer",
+    "workflow_description",
 ]
 
 # Errors of the model clients that reach us unwrapped; anything else is a bug, not the model.
@@ -87,7 +109,8 @@ async def astream_answer(
         model: the chat model; None gives the extractive answer (the passages that best
             match the last message, quoted and cited).
         options: the search options, resolved (each planned query is searched with them).
-        workflow: ``citewise-rag`` (plan → retrieve → answer) or ``citewise-agentic``.
+        workflow: ``citewise-rag`` (plan → retrieve → answer), ``citewise-agentic`` or a
+            registered workflow's name.
 
     Yields:
         ``Status`` updates, ``TextDelta`` pieces of the answer, then exactly one ``Done``.
@@ -99,12 +122,55 @@ async def astream_answer(
     options = options or SearchOptions()
     if workflow not in WORKFLOWS:
         raise ConfigurationError(f"unknown model {workflow!r} (known: {', '.join(WORKFLOWS)})")
-    turns = conversation(messages)
+    run = WORKFLOWS.get(workflow)
+    async for event in run(conversation(messages), retriever, model, options):
+        yield event
+
+
+async def rag_workflow(
+    turns: list[AnyMessage],
+    retriever: Retriever,
+    model: BaseChatModel | None,
+    options: SearchOptions,
+) -> AsyncIterator[Event]:
+    """Plans up to three search queries, searches the docs once and writes a cited answer."""
+    from citewise.graph.rag import rag_graph
+
+    async for event in _graph_or_extractive(turns, retriever, model, options, rag_graph):
+        yield event
+
+
+async def agentic_workflow(
+    turns: list[AnyMessage],
+    retriever: Retriever,
+    model: BaseChatModel | None,
+    options: SearchOptions,
+) -> AsyncIterator[Event]:
+    """Searches, grades what it found and rewrites the search when it falls short."""
+    from citewise.graph.agentic import agentic_graph
+
+    async for event in _graph_or_extractive(turns, retriever, model, options, agentic_graph):
+        yield event
+
+
+def workflow_description(name: str) -> str:
+    """The first paragraph of a workflow's docstring (a registered workflow's model card)."""
+    doc = (WORKFLOWS.get(name).__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split()) or f"the {name} workflow"
+
+
+async def _graph_or_extractive(
+    turns: list[AnyMessage],
+    retriever: Retriever,
+    model: BaseChatModel | None,
+    options: SearchOptions,
+    graph: Callable[[], Any],
+) -> AsyncIterator[Event]:
     if model is None:
         async for event in _extractive(turns, retriever, options):
             yield event
         return
-    async for event in _workflow(turns, retriever, model, options, workflow):
+    async for event in _workflow(turns, retriever, model, options, graph()):
         yield event
 
 
@@ -175,14 +241,11 @@ async def _workflow(
     retriever: Retriever,
     model: BaseChatModel,
     options: SearchOptions,
-    workflow: str,
+    graph: Any,
 ) -> AsyncIterator[Event]:
-    from citewise.graph.agentic import agentic_graph
-    from citewise.graph.rag import rag_graph
     from citewise.graph.state import Deps, GraphState
     from citewise.llm import at_temperature_zero
 
-    graph = agentic_graph() if workflow == AGENTIC else rag_graph()
     deps = Deps(model=model, planner=at_temperature_zero(model), retriever=retriever)
     state: GraphState = {"messages": turns, "options": options}
     final: Answer | None = None
@@ -212,12 +275,32 @@ async def aanswer(
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer of :func:`astream_answer`."""
-    async for event in astream_answer(
-        messages, retriever, model, options=options, workflow=workflow
-    ):
+    return await afinal_answer(
+        astream_answer(messages, retriever, model, options=options, workflow=workflow)
+    )
+
+
+async def afinal_answer(events: AsyncIterator[Event]) -> Answer:
+    """The answer of a stream's ``Done``, the stream read to its end (leaving early would
+    close it, and its operation would be recorded as cancelled). ModelError if none."""
+    answer: Answer | None = None
+    async for event in events:
         if isinstance(event, Done):
-            return event.answer
-    raise ModelError("the workflow ended without an answer")  # pragma: no cover
+            answer = event.answer
+    if answer is None:
+        raise ModelError("the workflow ended without an answer")
+    return answer
+
+
+def final_answer(events: Iterator[Event]) -> Answer:
+    """:func:`afinal_answer` for a synchronous stream."""
+    answer: Answer | None = None
+    for event in events:
+        if isinstance(event, Done):
+            answer = event.answer
+    if answer is None:
+        raise ModelError("the workflow ended without an answer")
+    return answer
 
 
 def stream_answer(
@@ -246,7 +329,6 @@ def answer(
     workflow: str = DEFAULT_WORKFLOW,
 ) -> Answer:
     """The finished answer, synchronously (safe to call inside a running event loop too)."""
-    for event in stream_answer(messages, retriever, model, options=options, workflow=workflow):
-        if isinstance(event, Done):
-            return event.answer
-    raise ModelError("the workflow ended without an answer")  # pragma: no cover
+    return final_answer(
+        stream_answer(messages, retriever, model, options=options, workflow=workflow)
+    )

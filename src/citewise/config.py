@@ -6,14 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from platformdirs import user_data_dir
 
 from citewise.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from citewise.options import SearchOptions
 
 DEFAULT_EMBEDDER = "minilm"
 
@@ -107,20 +103,3 @@ def _threads(env: Mapping[str, str], name: str) -> int | None:
     if not value.isdigit() or not 1 <= int(value) <= 256:
         raise ConfigurationError(f"{name} must be an integer from 1 to 256, not {value!r}")
     return int(value)
-
-
-def RequestSettings(scope: str = "all", k: int = 10, mode: str = "hybrid") -> SearchOptions:  # noqa: N802
-    """Deprecated: per-request options are :class:`citewise.options.SearchOptions`
-    (``scope``, ``top_k``, ``search_type``)."""
-    import warnings
-
-    from citewise.options import parse_options
-
-    warnings.warn(
-        "RequestSettings is deprecated: use citewise.SearchOptions (scope, top_k, search_type)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return parse_options({"scope": scope, "k": k, "mode": mode})

@@ -67,7 +67,13 @@ class EmbeddingError(CitewiseError):
 
 
 class ConfigurationError(CitewiseError):
-    """A setting is invalid."""
+    """A setting is invalid; ``field`` names the option it is about, when it is one."""
+
+    field: str | None = None  # also for one rebuilt without __init__ (a parse worker's)
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class MissingExtraError(CitewiseError, ImportError):

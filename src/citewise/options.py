@@ -8,14 +8,16 @@ regenerate``), the agentic workflow's budget (``agent_rewrites``, ``agent_gradin
 the models the search stages use (``chat_model``, ``reranker_dir``). A knowledge base
 stores its defaults as a ``SearchOptions``; a request overrides some of them.
 
-Spellings of earlier releases (``k``, ``mode``, ``keyword``, ``bm25``) are still accepted by
-:func:`parse_options` and :meth:`SearchOptions.merged`, with a ``DeprecationWarning``.
+``query_rewrite`` and ``rerank`` are open names: the built-ins (``QUERY_REWRITES``,
+``RERANKERS``) and whatever a package registers (entry-point groups
+``citewise.query_rewrites``, ``citewise.rerankers``). Their shape is checked here; that the
+name is registered is checked when it is used (the service layer resolves the options
+against the registries and names the known ones).
 """
 
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -25,13 +27,18 @@ from citewise.errors import ConfigurationError
 from citewise.models import SearchFilter
 
 SearchType = Literal["hybrid", "vector", "full_text"]
-QueryRewrite = Literal["off", "hyde", "multi_query", "step_back"]
-Rerank = Literal["off", "cross_encoder", "llm"]
+QueryRewrite = str
+"""A query rewrite's name (open: see ``QUERY_REWRITES`` and the module docstring)."""
+Rerank = str
+"""A reranker's name (open: see ``RERANKERS`` and the module docstring)."""
 Verify = Literal["off", "report", "warn", "regenerate"]
 
 SEARCH_TYPES: tuple[str, ...] = ("hybrid", "vector", "full_text")
+# The built-in names; packages add others (see the module docstring).
 QUERY_REWRITES: tuple[str, ...] = ("off", "hyde", "multi_query", "step_back")
 RERANKERS: tuple[str, ...] = ("off", "cross_encoder", "llm")
+# A registered name: letters, digits, ``_ . -`` (what an entry point's name may hold).
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 VERIFY_MODES: tuple[str, ...] = ("off", "report", "warn", "regenerate")
 
 ALL_SCOPE = "all"
@@ -46,9 +53,6 @@ rewrite costs a rewrite call, a search and a grade call."""
 # The ranker behind each search type (``full_text`` is BM25 over the store's full-text index).
 RANKERS_OF: dict[str, str] = {"hybrid": "hybrid", "vector": "vector", "full_text": "keyword"}
 
-# Old spellings → (new name, how a value translates); kept for one release.
-_OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
-
 
 class SearchOptions(BaseModel):
     """How to search: a knowledge base's defaults, or one request's overrides over them.
@@ -58,9 +62,11 @@ class SearchOptions(BaseModel):
         search_type: ``hybrid`` (dense + BM25, fused), ``vector`` or ``full_text`` (BM25).
         query_rewrite: ``off``; ``hyde`` (also search a passage a chat model writes as the
             answer); ``multi_query`` (also search rephrasings); ``step_back`` (also search a
-            more general question). Every phrasing's results are fused by RRF.
+            more general question). Every phrasing's results are fused by RRF. Or the name
+            of a query rewrite a package registers.
         rerank: ``off``; ``cross_encoder`` (a local ONNX model, ``CITEWISE_RERANKER_DIR``);
-            ``llm`` (a chat model orders the candidates).
+            ``llm`` (a chat model orders the candidates); or the name of a reranker a
+            package registers.
         rerank_candidates: how many fused candidates the reranker sees.
         vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
             ranker's being the rest (the names and proximity rankings and the API prior
@@ -91,8 +97,8 @@ class SearchOptions(BaseModel):
 
     top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
     search_type: SearchType = "hybrid"
-    query_rewrite: QueryRewrite = "off"
-    rerank: Rerank = "off"
+    query_rewrite: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
+    rerank: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
     vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
@@ -118,8 +124,9 @@ class SearchOptions(BaseModel):
 
     @property
     def needs_model(self) -> bool:
-        """True when a chat model takes part (a query rewrite or the LLM reranker)."""
-        return self.query_rewrite != "off" or self.rerank == "llm"
+        """True when a chat model may take part: a query rewrite, or a reranker other than
+        the cross-encoder (``llm``, or a registered one: it is given the model if any)."""
+        return self.query_rewrite != "off" or self.rerank not in ("off", "cross_encoder")
 
     def search_filter(self) -> SearchFilter | None:
         """The store filter for ``scope``, ``doc_ids`` and ``page_prefix`` (None: no filter)."""
@@ -130,11 +137,11 @@ class SearchOptions(BaseModel):
 
     def merged(self, overrides: Mapping[str, Any] | SearchOptions | None) -> SearchOptions:
         """These options with ``overrides`` applied: a mapping (``None`` values keep the
-        default; old spellings are translated) or the fields set on another SearchOptions."""
+        default) or the fields set on another SearchOptions."""
         if isinstance(overrides, SearchOptions):
             changes = overrides.model_dump(exclude_unset=True)
         else:
-            changes = {k: v for k, v in translate_legacy(overrides or {}).items() if v is not None}
+            changes = {k: v for k, v in (overrides or {}).items() if v is not None}
         return parse_options({**self.model_dump(), **changes})
 
     def to_json(self) -> str:
@@ -142,41 +149,10 @@ class SearchOptions(BaseModel):
         return json.dumps(self.model_dump(exclude_defaults=True), separators=(",", ":"))
 
 
-def translate_legacy(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with the spellings of earlier releases renamed, each with a warning:
-    ``k`` → ``top_k``, ``mode`` (``keyword`` → ``full_text``) → ``search_type``, and
-    ``bm25: false`` → ``search_type: vector``."""
-    out = dict(values)
-    if "k" in out:
-        _deprecated("k", "top_k")
-        k = out.pop("k")
-        out.setdefault("top_k", k)
-    if "mode" in out:
-        _deprecated("mode", "search_type (hybrid, vector, full_text)")
-        mode = out.pop("mode")
-        out.setdefault("search_type", _OLD_MODES.get(mode, mode) if isinstance(mode, str) else mode)
-    if "bm25" in out:
-        _deprecated("bm25", "search_type (bm25=false is search_type=vector)")
-        bm25 = out.pop("bm25")
-        if bm25 is False and out.get("search_type") in (None, "hybrid"):
-            out["search_type"] = "vector"
-    if out.get("search_type") == "keyword":
-        _deprecated("search_type=keyword", "search_type=full_text")
-        out["search_type"] = "full_text"
-    return out
-
-
-def _deprecated(old: str, new: str) -> None:
-    warnings.warn(
-        f"the search option {old!r} is deprecated: use {new}", DeprecationWarning, stacklevel=4
-    )
-
-
 def parse_options(values: Mapping[str, Any]) -> SearchOptions:
-    """Validated options (old spellings translated); a bad value raises ConfigurationError
-    naming the field."""
+    """Validated options; a bad value raises ConfigurationError naming the field."""
     try:
-        return SearchOptions.model_validate(translate_legacy(values))
+        return SearchOptions.model_validate(values)
     except ValidationError as error:
         raise ConfigurationError(f"invalid search options: {describe(error)}") from None
 

@@ -11,12 +11,17 @@ embedded for it:
 - ``qa``: ``questions`` questions per chunk written by a chat model, plus the chunk's own
   windows, so the chunk stays findable when generation fails. Failures are reported in
   ``IndexReport.failures``; delete and re-add the document to retry them.
+
+Strategies are named parts (:data:`STRATEGIES`, entry-point group
+``citewise.index_strategies``): a strategy is a function ``windows(hook, chunks)`` returning
+the texts to embed per chunk, given the :class:`StrategyWindows` hook (the strategy and its
+sizes, the embedder, the chat model or None, and ``failures`` to report into).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,11 +33,25 @@ from citewise.embedding.base import Embedder
 from citewise.embedding.windows import windows_for
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk
+from citewise.registry import Registry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-STRATEGIES = ("section", "parent_child", "qa")
+WindowsFunction = Callable[["StrategyWindows", Sequence[Chunk]], list[list[str]]]
+"""What an index strategy is registered as (see the module docstring)."""
+
+STRATEGIES: Registry[WindowsFunction] = Registry(
+    "index strategy",
+    {
+        "section": "citewise.strategies:section_windows",
+        "parent_child": "citewise.strategies:parent_child_windows",
+        "qa": "citewise.strategies:qa_windows",
+    },
+    group="citewise.index_strategies",
+)
+# The strategies that embed the chunk's own text only: the others are given the chat model.
+_WITHOUT_MODEL = frozenset({"section", "parent_child"})
 DEFAULT_CHILD_CHARS = 400
 DEFAULT_QUESTIONS = 3
 # Small enough for LangRAG's benchmark chunk sizes (140-180), large enough for a heading
@@ -61,10 +80,7 @@ class IndexStrategy:
     overlap_unit: str = "chars"
 
     def __post_init__(self) -> None:
-        if self.name not in STRATEGIES:
-            raise ConfigurationError(
-                f"unknown index strategy {self.name!r} (known: {', '.join(STRATEGIES)})"
-            )
+        STRATEGIES.check(self.name)
         if self.parent_chars < MIN_PARENT_CHARS:
             raise ConfigurationError(
                 f"parent size must be ≥ {MIN_PARENT_CHARS} characters, not {self.parent_chars}"
@@ -92,6 +108,11 @@ class IndexStrategy:
     def chunk_overlap(self) -> Overlap:
         """The chunker's overlap for this strategy."""
         return Overlap(self.overlap, self.overlap_unit)
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether indexing is given the chat model (``qa`` and registered strategies)."""
+        return self.name not in _WITHOUT_MODEL
 
     def to_meta(self) -> dict[str, str]:
         return {
@@ -145,15 +166,13 @@ class StrategyWindows:
             )
 
     def __call__(self, chunks: Sequence[Chunk]) -> list[list[str]]:
-        if self.strategy.name == "parent_child":
-            # Children never exceed what the model reads, whatever child size was asked for.
-            size = min(self.strategy.child_chars, self.embedder.window_chars)
-            return [windows_for(self.embedder, chunk.text, size) for chunk in chunks]
-        windows = [windows_for(self.embedder, chunk.text) for chunk in chunks]
-        if self.strategy.name == "section":
-            return windows
-        questions = run_sync(self._all_questions(chunks))
-        return [[*asked, *own] for asked, own in zip(questions, windows, strict=True)]
+        windows = STRATEGIES.get(self.strategy.name)(self, chunks)
+        if len(windows) != len(chunks):
+            raise ConfigurationError(
+                f"index strategy {self.strategy.name!r} gave {len(windows)} lists of texts "
+                f"for {len(chunks)} chunks"
+            )
+        return windows
 
     async def _all_questions(self, chunks: Sequence[Chunk]) -> list[list[str]]:
         limit = asyncio.Semaphore(_CONCURRENT_CALLS)
@@ -192,3 +211,22 @@ class StrategyWindows:
             at_temperature_zero(self.model), ChunkQuestions, messages, tags=["qa"]
         )
         return [q.strip() for q in reply.questions if q.strip()][:n]
+
+
+def section_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:
+    """``section``: overlapping windows of each chunk, sized to the embedding model."""
+    return [windows_for(hook.embedder, chunk.text) for chunk in chunks]
+
+
+def parent_child_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:
+    """``parent_child``: small child windows over each chunk."""
+    # Children never exceed what the model reads, whatever child size was asked for.
+    size = min(hook.strategy.child_chars, hook.embedder.window_chars)
+    return [windows_for(hook.embedder, chunk.text, size) for chunk in chunks]
+
+
+def qa_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:
+    """``qa``: questions the chat model writes per chunk, then the chunk's own windows."""
+    questions = run_sync(hook._all_questions(chunks))
+    windows = section_windows(hook, chunks)
+    return [[*asked, *own] for asked, own in zip(questions, windows, strict=True)]

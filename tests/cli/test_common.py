@@ -11,11 +11,9 @@ from citewise.cli.common import add_search_flags, search_overrides
 from citewise.kb import SearchOptions
 
 
-def parse(
-    *argv: str, legacy: tuple[str, ...] = ("k", "mode"), answers: bool = False
-) -> argparse.Namespace:
+def parse(*argv: str, answers: bool = False) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_search_flags(parser, legacy=legacy, answers=answers)
+    add_search_flags(parser, answers=answers)
     return parser.parse_args(list(argv))
 
 
@@ -56,30 +54,32 @@ def test_every_flag_names_a_search_option() -> None:
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")
 
 
-def test_old_spellings_warn_on_stderr_and_use_todays_names(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert search_overrides(parse("-k", "2", "--mode", "keyword")) == {
-        "top_k": 2,
-        "search_type": "full_text",
-    }
-    assert capsys.readouterr().err.splitlines() == [
-        "citewise: warning: -k is deprecated, use --top-k",
-        "citewise: warning: --mode is deprecated, use --search-type (keyword is full_text)",
-    ]
-
-
-def test_new_spellings_do_not_warn(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_flags_do_not_warn(capsys: pytest.CaptureFixture[str]) -> None:
     parse("--top-k", "2", "--search-type", "full_text")
     assert capsys.readouterr().err == ""
 
 
-def test_old_spellings_are_only_where_they_were(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "-k", "2"],
+        ["search", "q", "--mode", "keyword"],
+        ["ask", "q", "-k", "2"],
+        ["kb", "search", "team", "q", "-k", "2"],
+    ],
+)
+def test_the_old_spellings_are_gone(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        parse("-k", "2", legacy=())
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["kb", "search", "team", "q", "-k", "2"])
-    capsys.readouterr()
+        build_parser().parse_args(argv)
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_rewrite_and_reranker_names_are_open_and_checked_when_used() -> None:
+    # Any registered name parses; whether it is registered is checked by the service layer.
+    assert search_overrides(parse("--rerank", "mine", "--query-rewrite", "theirs")) == {
+        "rerank": "mine",
+        "query_rewrite": "theirs",
+    }
 
 
 @pytest.mark.parametrize(

@@ -160,29 +160,23 @@ def test_flags_override_the_kb_defaults(team: str, capsys: pytest.CaptureFixture
     assert len(hybrid) == 1 and "dense" in hybrid[0]["rankers"]
 
 
-@pytest.mark.parametrize("command", ["search", "ask"])
-def test_old_k_flag_still_works_and_warns(
-    team: str, capsys: pytest.CaptureFixture[str], command: str
+@pytest.mark.parametrize(
+    ("flag", "value", "known"),
+    [
+        ("--rerank", "mine", "off, cross_encoder, llm"),
+        ("--query-rewrite", "mine", "off, hyde, multi_query, step_back"),
+    ],
+)
+def test_an_unknown_reranker_or_rewrite_fails_in_one_line_naming_the_known_ones(
+    team: str, capsys: pytest.CaptureFixture[str], flag: str, value: str, known: str
 ) -> None:
-    assert main([command, "API token", "--kb", team, "-k", "2", "--json"]) == 0
-    out, err = capsys.readouterr()
-    payload = json.loads(out)
-    hits = payload if command == "search" else payload["hits"]
-    assert len(hits) == 2
-    assert "citewise: warning: -k is deprecated, use --top-k" in err.splitlines()
-
-
-@pytest.mark.parametrize(("mode", "rankers"), [("keyword", ["keyword"]), ("vector", ["dense"])])
-def test_old_mode_flag_maps_to_search_type_and_warns(
-    home: Path, capsys: pytest.CaptureFixture[str], mode: str, rankers: list[str]
-) -> None:
-    (home / "a.md").write_text("# A\n\nThe API token expires.\n")
-    run(capsys, "kb", "create", "plain")  # default search type: hybrid
-    run(capsys, "doc", "add", str(home / "a.md"), "--kb", "plain")
-    assert main(["search", "API token", "--kb", "plain", "--mode", mode, "--json"]) == 0
-    out, err = capsys.readouterr()
-    assert [hit["rankers"] for hit in json.loads(out)] == [rankers]
-    assert err.startswith("citewise: warning: --mode is deprecated, use --search-type")
+    for argv in (["search", "API token", "--kb", team], ["kb", "create", "typo"]):
+        assert main([*argv, flag, value]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert f"'{value}'" in err and f"(known: {known})" in err
+    assert main(["kb", "list", "--json"]) == 0
+    assert "typo" not in capsys.readouterr().out  # refused before anything was created
 
 
 # -- answers written by a chat model ----------------------------------------------------------

@@ -73,7 +73,6 @@ def test_an_invalid_kb_name_in_the_settings_names_the_setting(server: httpx.Clie
     [
         ["search", "q", "--kb", "t", "--top-k", "-5"],
         ["kb", "search", "t", "q", "--top-k", "0"],
-        ["search", "q", "--kb", "t", "-k", "0"],
     ],
 )
 def test_a_top_k_below_one_fails_in_one_line_naming_the_flag(

@@ -49,7 +49,10 @@ def test_a_rewrite_without_a_model_is_a_clear_error() -> None:
 
 
 def test_unknown_rewrite() -> None:
-    with pytest.raises(ConfigurationError, match="unknown query_rewrite"):
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown query_rewrite 'fusion' \(known: off, hyde, multi_query, step_back\)",
+    ):
         asyncio.run(rewrite_query("q", "fusion", model()))
 
 

@@ -45,6 +45,8 @@ def test_models_list_both_workflows_with_their_settings(
         assert properties["kb"]["enum"] == ["lgos"]
         assert properties["top_k"]["maximum"] == 100 and properties["top_k"]["default"] == 10
         assert properties["search_type"]["enum"] == ["hybrid", "vector", "full_text"]
+        assert properties["rerank"]["enum"] == ["off", "cross_encoder", "llm"]
+        assert properties["query_rewrite"]["enum"] == ["off", "hyde", "multi_query", "step_back"]
         assert all(p["description"] for p in properties.values())
     assert extractive.models.retrieve("citewise-agentic").id == "citewise-agentic"
 

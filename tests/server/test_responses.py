@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import openai
@@ -212,25 +211,6 @@ def test_scope_top_k_and_search_type_settings_reach_the_search(
     assert status.delta == f"Searching the {scope} docs: {QUESTION}"
 
 
-def test_the_old_k_and_bm25_settings_still_work_with_a_warning(
-    extractive: OpenAI, lgos_scopes: tuple[str, ...], caplog: pytest.LogCaptureFixture
-) -> None:
-    scope = next(s for s in lgos_scopes if s != "all")
-
-    def cited(**values: Any) -> list[str]:
-        metadata = settings_metadata(scope=scope, **values)
-        response = extractive.responses.create(
-            model="citewise-rag", input=QUESTION, metadata=metadata
-        )
-        return [a.url for a in response.output[0].content[0].annotations]  # type: ignore[union-attr]
-
-    with caplog.at_level(logging.WARNING, logger="citewise.server.requests"):
-        old = cited(k=2, bm25=False)
-    assert old == cited(top_k=2, search_type="vector")
-    warned = " ".join(record.getMessage() for record in caplog.records)
-    assert "'k' is deprecated" in warned and "'bm25' is deprecated" in warned
-
-
 @pytest.mark.parametrize(
     ("values", "field"),
     [
@@ -240,9 +220,11 @@ def test_the_old_k_and_bm25_settings_still_work_with_a_warning(
         ({"top_k": "many"}, "top_k"),
         ({"search_type": "semantic"}, "search_type"),
         ({"context_window": 99}, "context_window"),
-        ({"k": 0}, "k"),
-        ({"bm25": "maybe"}, "bm25"),
+        ({"k": 2}, "k"),
+        ({"bm25": False}, "bm25"),
         ({"mode": "keyword"}, "mode"),
+        ({"rerank": "nope"}, "rerank"),
+        ({"query_rewrite": "nope"}, "query_rewrite"),
         ({"colour": "red"}, "colour"),
     ],
 )

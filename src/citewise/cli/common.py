@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -56,8 +56,6 @@ _SEARCH_FIELDS = (
     "chat_model",
     "reranker_dir",
 )
-# Spellings of earlier releases: ``--mode keyword`` is today's ``full_text``.
-_OLD_MODES = {"hybrid": "hybrid", "vector": "vector", "keyword": "full_text"}
 
 
 def warn(message: str) -> None:
@@ -115,36 +113,9 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Progress | None]:
         yield update
 
 
-class _Deprecated(argparse.Action):
-    """An old flag: warns on stderr, then stores its value under the new flag's name (so
-    the service layer only ever sees today's vocabulary)."""
-
-    def __init__(
-        self,
-        *args: Any,
-        replacement: str,
-        translate: Callable[[Any], Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.replacement = replacement
-        self.translate = translate
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        warn(f"{option_string} is deprecated, use {self.replacement}")
-        setattr(namespace, self.dest, values if self.translate is None else self.translate(values))
-
-
 def add_search_flags(
     sub: argparse.ArgumentParser,
     *,
-    legacy: Sequence[str] = (),
     title: str = "search options (default: the knowledge base's own)",
     answers: bool = False,
 ) -> None:
@@ -152,14 +123,20 @@ def add_search_flags(
     base's own defaults apply unless a flag overrides them; with ``answers``, also the
     options of an answer (``--verify``).
 
-    ``legacy`` names the old spellings the command kept for one release: ``-k`` (now
-    ``--top-k``) and ``--mode`` (now ``--search-type``, ``keyword`` being ``full_text``).
+    ``--query-rewrite`` and ``--rerank`` take a registered name (a package may add its
+    own): the service layer checks it when the options are resolved, naming the known ones.
     """
     group = sub.add_argument_group(title)
     group.add_argument("--top-k", type=int, default=None, metavar="N", help="how many sections")
     group.add_argument("--search-type", choices=SEARCH_TYPES, default=None)
-    group.add_argument("--query-rewrite", choices=QUERY_REWRITES, default=None)
-    group.add_argument("--rerank", choices=RERANKERS, default=None)
+    group.add_argument(
+        "--query-rewrite", default=None, metavar="NAME",
+        help=f"also search rephrasings: {', '.join(QUERY_REWRITES)} or a registered rewrite",
+    )  # fmt: skip
+    group.add_argument(
+        "--rerank", default=None, metavar="NAME",
+        help=f"reorder the candidates: {', '.join(RERANKERS)} or a registered reranker",
+    )  # fmt: skip
     group.add_argument(
         "--rerank-candidates", type=int, default=None, metavar="N",
         help="how many fused candidates the reranker sees",
@@ -199,17 +176,6 @@ def add_search_flags(
         help="cross-encoder for rerank=cross_encoder (default: the knowledge base's, "
         "else CITEWISE_RERANKER_DIR)",
     )  # fmt: skip
-    if "k" in legacy:
-        group.add_argument(
-            "-k", dest="top_k", type=int, action=_Deprecated, replacement="--top-k",
-            help=argparse.SUPPRESS,
-        )  # fmt: skip
-    if "mode" in legacy:
-        group.add_argument(
-            "--mode", dest="search_type", choices=tuple(_OLD_MODES), action=_Deprecated,
-            replacement="--search-type (keyword is full_text)", translate=_OLD_MODES.__getitem__,
-            help=argparse.SUPPRESS,
-        )  # fmt: skip
 
 
 def search_overrides(args: argparse.Namespace) -> dict[str, Any]:

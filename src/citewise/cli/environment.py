@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from citewise.config import Settings
@@ -22,16 +23,18 @@ def _indexed(library: Library, name: str, version: str) -> bool:
     return version in (meta.get("release"), meta.get("requested_version"))
 
 
-def index_environment(args: argparse.Namespace, settings: Settings, options: dict[str, Any]) -> int:
+def index_environment(
+    args: argparse.Namespace,
+    settings: Settings,
+    options: dict[str, Any],
+    index_spec: Callable[..., None],
+) -> int:
     """Index each installed distribution with a repository link at its installed version:
     one already indexed at that version is left alone (nothing is fetched), an upgraded one
     gets a knowledge base of its new version. The others are named, with why. ``--lazy``:
     each is only recorded, and indexed by the first question about it (``citewise serve``,
-    ``citewise mcp --all``)."""
-    from citewise.cli.index import _index_spec
-    from citewise.sources.environment import installed_packages
-    from citewise.sources.package import package_release_spec
-    from citewise.sources.release import release_kb_name
+    ``citewise mcp --all``). ``index_spec``: how ``citewise index`` builds one release."""
+    from citewise.kb.sources import installed_packages, package_release_spec, release_kb_name
 
     if args.kb or args.site_url or args.version is not None:
         raise ConfigurationError(
@@ -60,7 +63,7 @@ def index_environment(args: argparse.Namespace, settings: Settings, options: dic
             continue
         print(f"{where}: {spec.name}", file=sys.stderr)
         try:
-            _index_spec(args, settings, spec, None, meta={"package": installed.name})
+            index_spec(args, settings, spec, None, meta={"package": installed.name})
         except CitewiseError as error:
             failed += 1
             print(f"{where}: not indexed: {error}", file=sys.stderr)

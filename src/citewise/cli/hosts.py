@@ -12,10 +12,9 @@ import sys
 from citewise.cli.common import Subcommands, open_kb
 from citewise.config import Settings
 from citewise.errors import MissingExtraError
+from citewise.kb import DEFAULT_WORKFLOW, WORKFLOWS
 
 __all__ = ["add_host_commands"]
-
-_WORKFLOWS = ("citewise-rag", "citewise-agentic")
 
 
 def _require(module: str, package: str, extra: str, purpose: str) -> None:
@@ -56,7 +55,7 @@ def add_host_commands(commands: Subcommands) -> None:
         description="Statuses show as steps, citations as elements linking to the sections.",
     )
     chat.add_argument("--kb", required=True, help="the knowledge base to answer from")
-    chat.add_argument("--workflow", choices=_WORKFLOWS, default=_WORKFLOWS[0])
+    chat.add_argument("--workflow", choices=WORKFLOWS, default=DEFAULT_WORKFLOW)
     chat.add_argument("--host", default="127.0.0.1")
     chat.add_argument("--port", type=int, default=8000)
     chat.add_argument("--browser", action="store_true", help="open a browser tab")

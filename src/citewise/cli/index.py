@@ -19,11 +19,10 @@ from citewise.cli.common import (
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import Library
-from citewise.sources.docsite import LAYOUTS
-from citewise.sources.nav import ScopeRule, folder_api_reference
+from citewise.kb.sources import LAYOUTS, ScopeRule, folder_api_reference
 
 if TYPE_CHECKING:
-    from citewise.sources.release import ReleaseSpec
+    from citewise.kb.sources import ReleaseSpec
 
 __all__ = ["add_index_commands"]
 
@@ -68,7 +67,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 
 def _index_url(args: argparse.Namespace, settings: Settings) -> int:
     """``--url``: crawl a published site (the crawl's bounds from CITEWISE_CRAWL_* and flags)."""
-    from citewise.sources.crawl_limits import CrawlLimits
+    from citewise.kb.sources import CrawlLimits
 
     sources = (("FOLDER", args.folder), ("--release", args.release),
                ("--package", args.package), ("--requirements", args.requirements))  # fmt: skip
@@ -105,7 +104,7 @@ def _print_skipped(skipped: dict[str, str]) -> None:
 
 def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here so the other commands never load httpx or the release machinery.
-    from citewise.sources.release import ReleaseSpec
+    from citewise.kb.sources import ReleaseSpec
 
     given = [flag for flag, value in (("--release", args.release), ("--package", args.package),
              ("--requirements", args.requirements), ("--environment", args.environment))
@@ -134,9 +133,9 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     if args.environment:
         from citewise.cli.environment import index_environment
 
-        return index_environment(args, settings, options)
+        return index_environment(args, settings, options, _index_spec)
     if args.package:
-        from citewise.sources.package import installed_package, package_release_spec
+        from citewise.kb.sources import installed_package, package_release_spec
 
         installed = installed_package(args.package, args.python)
         spec = package_release_spec(installed, **options)
@@ -182,7 +181,7 @@ def _index_requirements(
     installed distribution; a line that is not a pin and a package that fails are named
     (with why) and the others go on. Each knowledge base keeps the site it was given."""
     from citewise.errors import CitewiseError
-    from citewise.sources.package import (
+    from citewise.kb.sources import (
         installed_package,
         marker_environment,
         package_release_spec,

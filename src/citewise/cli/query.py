@@ -23,7 +23,7 @@ from citewise.kb import (
     WORKFLOWS,
     Done,
     KnowledgeBase,
-    SearchOptions,
+    Resolved,
     Status,
     TextDelta,
 )
@@ -75,7 +75,7 @@ def read_history(path: str | None) -> list[dict[str, str]]:
 def stream_answer(
     kb: KnowledgeBase,
     messages: list[dict[str, str]],
-    options: SearchOptions,
+    options: Resolved,
     *,
     workflow: str,
     show_text: bool,
@@ -101,7 +101,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     # The history is read first, so a malformed file fails before any search or model call.
     messages = [*read_history(args.history), {"role": "user", "content": args.question}]
     kb = open_kb(args.kb, settings)
-    options = kb.resolve(search_overrides(args))
+    options = kb.resolved(search_overrides(args))  # resolved once: the answer takes it whole
     streamed = kb.model is not None
     if streamed:
         answer = stream_answer(kb, messages, options, workflow=args.model, show_text=not args.json)
@@ -162,7 +162,7 @@ def add_query_commands(commands: Subcommands) -> None:
     search.add_argument("query")
     search.add_argument("--kb", default=DEFAULT_KB, help="knowledge base name")
     search.add_argument("--json", action="store_true")
-    add_search_flags(search, legacy=("k", "mode"))
+    add_search_flags(search)
     search.set_defaults(run=cmd_search)
 
     ask = commands.add_parser("ask", help="answer a question with cited sections")
@@ -172,14 +172,13 @@ def add_query_commands(commands: Subcommands) -> None:
         "--model",
         choices=WORKFLOWS,
         default=DEFAULT_WORKFLOW,
-        help="answer workflow when a chat model is configured",
+        help="answer workflow (with no chat model, the built-ins quote the docs)",
     )
     ask.add_argument(
         "--history", metavar="FILE", help='earlier turns: JSON list of {"role", "content"}'
     )
     ask.add_argument("--json", action="store_true")
-    # ``--mode`` never was an ``ask`` flag (argparse read it as ``--model``): only ``-k``.
-    add_search_flags(ask, legacy=("k",), answers=True)
+    add_search_flags(ask, answers=True)
     budget = ask.add_argument_group("citewise-agentic budget (this question only)")
     budget.add_argument(
         "--agent-rewrites", type=int, default=None, metavar="N",

@@ -37,10 +37,9 @@ def server_options(
     The release flags mean what they mean for ``citewise index --release``, and apply to a
     release named by ``--release`` or by ``CITEWISE_RELEASE``.
     """
+    from citewise.kb.sources import ReleaseSpec, ScopeRule
     from citewise.server import ServerOptions
     from citewise.server.runtime import release_options
-    from citewise.sources.nav import ScopeRule
-    from citewise.sources.release import ReleaseSpec
 
     env = os.environ if environ is None else environ
     options = ServerOptions.from_env(env)

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS
+from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS, workflow_description
 from citewise.chunking import OVERLAP_UNITS
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.kb.config import KBConfig
 from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
 from citewise.kb.library import Library
-from citewise.kb.models import make_chat_model, model_configured
+from citewise.kb.models import CHAT_MODELS, make_chat_model, model_configured
+from citewise.kb.request import Resolved
 from citewise.options import ALL_SCOPE, SearchOptions, parse_options
+from citewise.retrieval.rerank import RERANKERS
+from citewise.retrieval.rewrite import QUERY_REWRITES
 from citewise.strategies import (
     DEFAULT_CHILD_CHARS,
     DEFAULT_QUESTIONS,
@@ -35,11 +38,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENTIC",
     "ALL_SCOPE",
+    "CHAT_MODELS",
     "DEFAULT_CHILD_CHARS",
     "DEFAULT_QUESTIONS",
     "DEFAULT_WORKFLOW",
     "OVERLAP_UNITS",
+    "QUERY_REWRITES",
     "RAG",
+    "RERANKERS",
     "STRATEGIES",
     "WORKFLOWS",
     "Done",
@@ -51,6 +57,7 @@ __all__ = [
     "Library",
     "OnSearch",
     "Progress",
+    "Resolved",
     "SearchOptions",
     "Status",
     "TextDelta",
@@ -59,6 +66,7 @@ __all__ = [
     "parse_folder",
     "parse_options",
     "source_from_bytes",
+    "workflow_description",
 ]
 
 # The ingest pipeline (parsers, sources, chunking) loads when first used: a search or an

@@ -246,5 +246,5 @@ def _rebuilding(store: Store, name: str, meta: Mapping[str, str]) -> Iterator[KB
 
 
 def _windows(kb: KnowledgeBase, config: KBConfig) -> StrategyWindows:
-    model = kb.model_for(config.defaults.chat_model) if config.strategy.name == "qa" else None
+    model = kb.model_for(config.defaults.chat_model) if config.strategy.uses_model else None
     return StrategyWindows(config.strategy, kb.embedder, model)

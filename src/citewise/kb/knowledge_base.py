@@ -9,22 +9,30 @@ in ``kb.ingesting``/``kb.ingest``, ``kb.reading``, ``retrieval.pipeline`` and ``
 from __future__ import annotations
 
 import asyncio
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citewise import telemetry
-from citewise.answering import DEFAULT_WORKFLOW, Done, Event, TextDelta, astream_answer
+from citewise.answering import (
+    DEFAULT_WORKFLOW,
+    Done,
+    Event,
+    TextDelta,
+    afinal_answer,
+    astream_answer,
+    final_answer,
+)
 from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
-from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
+from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb.config import KBConfig, stored_embedder
+from citewise.kb.request import Resolved
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import is_synchronous, retrieve, retrieve_sync
+from citewise.retrieval.pipeline import check_names, is_synchronous, retrieve, retrieve_sync
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
@@ -41,7 +49,7 @@ __all__ = ["KnowledgeBase", "OnSearch"]
 
 # Called once per search made to answer a question (the server counts them).
 OnSearch = Callable[[str], None]
-Options = Mapping[str, Any] | SearchOptions | None
+Options = Mapping[str, Any] | SearchOptions | Resolved | None
 
 
 class KnowledgeBase:
@@ -127,8 +135,7 @@ class KnowledgeBase:
     def scopes(self) -> tuple[str, ...]:
         """The scopes a search can name, ``all`` first (just ``all`` for an index without
         recorded scopes)."""
-        recorded = self.meta().get("scopes", "").split()
-        return (ALL_SCOPE, *(name for name in recorded if name != ALL_SCOPE))
+        return _scopes(self.meta())
 
     @property
     def embedder_name(self) -> str:
@@ -325,18 +332,24 @@ class KnowledgeBase:
 
     def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
         """This knowledge base's search defaults, overridden by ``options`` and then by
-        keyword ``overrides`` (``None`` keeps a default). An unknown scope raises
-        ConfigurationError naming the known ones."""
-        resolved = self.config.defaults.merged(options).merged(overrides)
-        if resolved.restricted:
-            known = self.scopes
-            # An index built before scopes were recorded cannot tell a typo from a scope.
-            if len(known) > 1 and resolved.scope not in known:
-                raise ConfigurationError(
-                    f"unknown scope {resolved.scope!r} in {self.name!r}: use one of "
-                    f"{', '.join(known)}"
-                )
-        return resolved
+        keyword ``overrides`` (``None`` keeps a default). An unknown scope, query rewrite or
+        reranker raises ConfigurationError naming the known ones (``field``: which)."""
+        return self.resolved(options, **overrides).options
+
+    def resolved(self, options: Options = None, /, **overrides: Any) -> Resolved:
+        """The request resolved once (:mod:`citewise.kb.request`): the store opened, its
+        meta read and the options resolved as :meth:`resolve` does. Given a ``Resolved``,
+        its options are the ones overridden (its store and meta are kept)."""
+        if isinstance(options, Resolved):
+            if not overrides:
+                return options
+            store, meta, base = options.store, options.meta, options.options
+            return Resolved(_checked(self.name, base.merged(overrides), meta), store, meta)
+        store = self.store
+        meta = store.meta()
+        defaults = KBConfig.from_meta(meta, default_embedder=self.settings.embedder).defaults
+        resolved = defaults.merged(options).merged(overrides)
+        return Resolved(_checked(self.name, resolved, meta), store, meta)
 
     async def asearch(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """The sections that best match ``query``, best first, under this knowledge base's
@@ -344,48 +357,57 @@ class KnowledgeBase:
         ``top_k``, ``search_type``, ``query_rewrite``, ``rerank``, ``context_window``,
         ``scope``, ``doc_ids``, ``page_prefix``)."""
         # Resolving reads the stored defaults: off the event loop, like the search itself.
-        resolved = await asyncio.to_thread(lambda: self.resolve(options, **overrides))
-        return await self._search(query, resolved)
+        resolved = await asyncio.to_thread(lambda: self.resolved(options, **overrides))
+        return await self._search(query, resolved.options, resolved)
 
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """:meth:`asearch` for synchronous code."""
-        resolved = self.resolve(options, **overrides)
-        if not is_synchronous(resolved):
-            return run_sync(self._search(query, resolved))
+        request = self.resolved(options, **overrides)
+        resolved = request.options
+        if not is_synchronous(resolved) or request.store is None:
+            return run_sync(self._search(query, resolved, request))
+        embedder = self._search_embedder(resolved, request.meta)
         with telemetry.operation("search", query, kb=self.name) as op:
-            hits = retrieve_sync(self.store, self._search_embedder(resolved), query, resolved)
+            hits = retrieve_sync(request.store, embedder, query, resolved)
             op.set(hits=len(hits), top_k=resolved.top_k)
         return hits
 
-    def retrieve(self, query: str, options: Options = None) -> list[Hit]:
-        """Deprecated name of :meth:`search`."""
-        warnings.warn("KnowledgeBase.retrieve is deprecated: use search", DeprecationWarning, 2)
-        return self.search(query, options)
-
-    async def aretrieve(self, query: str, options: Options = None) -> list[Hit]:
-        """Deprecated name of :meth:`asearch`."""
-        warnings.warn("KnowledgeBase.aretrieve is deprecated: use asearch", DeprecationWarning, 2)
-        return await self.asearch(query, options)
-
-    def _answer_options(self, options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
+    def _answer_request(self, options: Options, overrides: Mapping[str, Any]) -> Resolved:
+        if isinstance(options, Resolved) and not overrides:
+            return options
         # A reply that searches nothing (a greeting) must not need the knowledge base to
         # exist; a search of a missing one still fails (KnowledgeBaseError, from ``store``).
         if not self.exists:
-            return SearchOptions().merged(options).merged(overrides)
-        return self.resolve(options, **overrides)
+            if isinstance(options, Resolved):
+                options = options.options
+            return Resolved(SearchOptions().merged(options).merged(overrides))
+        return self.resolved(options, **overrides)
 
-    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+    async def _search(
+        self, query: str, options: SearchOptions, request: Resolved | None = None
+    ) -> list[Hit]:
         # ``chat_model``: the request's, else this knowledge base's (resolved), else global.
         model = self.model_for(options.chat_model) if options.needs_model else None
-        embedder = self._search_embedder(options)
+        # The request's store and meta when it was resolved with them: not opened again.
+        if request is None or request.store is None:
+            store, meta = self.store, None
+        else:
+            store, meta = request.store, request.meta
+        embedder = self._search_embedder(options, meta)
         with telemetry.operation("search", query, kb=self.name) as op:
-            hits = await retrieve(self.store, embedder, query, options, model=model)
+            hits = await retrieve(store, embedder, query, options, model=model)
             op.set(hits=len(hits), top_k=options.top_k)
         return hits
 
-    def _search_embedder(self, options: SearchOptions) -> Embedder | None:
+    def _search_embedder(
+        self, options: SearchOptions, meta: Mapping[str, str] | None = None
+    ) -> Embedder | None:
         # A full-text search never loads the embedding model.
-        return None if options.search_type == "full_text" else self.embedder
+        if options.search_type == "full_text":
+            return None
+        if meta is None or self._embedder is not None:
+            return self.embedder
+        return self.library.embedder(stored_embedder(meta)[0] or self.settings.embedder)
 
     # -- answer ----------------------------------------------------------------------------
 
@@ -403,12 +425,16 @@ class KnowledgeBase:
         and one final ``Done`` event. With a chat model (:attr:`model`) the ``workflow``
         (``citewise-rag`` or ``citewise-agentic``) writes the answer, searching each planned
         query with the resolved options; without one the answer is extractive: the
-        passages that best match the last message, quoted and cited."""
-        resolved = await asyncio.to_thread(self._answer_options, options, overrides)
-        retriever = _Retriever(self, on_search)
+        passages that best match the last message, quoted and cited. ``options`` may be a
+        request resolved already (:meth:`resolved`): it is taken whole."""
+        if isinstance(options, Resolved) and not overrides:
+            request = options
+        else:
+            request = await asyncio.to_thread(self._answer_request, options, overrides)
+        retriever = _Retriever(self, on_search, request)
         with telemetry.operation("answer", kb=self.name, model=workflow) as op:
             async for event in astream_answer(
-                messages, retriever, self.model, options=resolved, workflow=workflow
+                messages, retriever, self.model, options=request.options, workflow=workflow
             ):
                 if isinstance(event, TextDelta) and event.text:
                     op.mark("first_token")
@@ -429,8 +455,8 @@ class KnowledgeBase:
         **overrides: Any,
     ) -> Iterator[Event]:
         """:meth:`astream` for synchronous code; closing the iterator cancels the run."""
-        resolved = self._answer_options(options, overrides)
-        return iterate_in_thread(lambda: self.astream(messages, resolved, workflow=workflow))
+        request = self._answer_request(options, overrides)
+        return iterate_in_thread(lambda: self.astream(messages, request, workflow=workflow))
 
     async def aask(
         self,
@@ -443,18 +469,9 @@ class KnowledgeBase:
         **overrides: Any,
     ) -> Answer:
         """The finished answer of :meth:`astream`."""
-        events = self.astream(
-            messages, options, workflow=workflow, on_search=on_search, **overrides
+        return await afinal_answer(
+            self.astream(messages, options, workflow=workflow, on_search=on_search, **overrides)
         )
-        answer: Answer | None = None
-        # Read to the end, not just to ``Done``: leaving early closes the stream, and the
-        # answer operation would be recorded as cancelled.
-        async for event in events:
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
 
     def ask(
         self,
@@ -471,13 +488,7 @@ class KnowledgeBase:
         ``model`` answers this one question instead of :attr:`model`.
         """
         kb = self if model is None else self.with_model(model)
-        answer: Answer | None = None
-        for event in kb.stream(question, options, workflow=workflow, **overrides):  # to the end
-            if isinstance(event, Done):
-                answer = event.answer
-        if answer is None:  # pragma: no cover
-            raise ModelError("the workflow ended without an answer")
-        return answer
+        return final_answer(kb.stream(question, options, workflow=workflow, **overrides))
 
     def with_model(self, model: BaseChatModel) -> KnowledgeBase:
         """This knowledge base, answering with ``model`` (same library, same embedder)."""
@@ -489,14 +500,35 @@ class KnowledgeBase:
 class _Retriever:
     """A knowledge base's search under options the workflow passes already resolved."""
 
-    def __init__(self, kb: KnowledgeBase, on_search: OnSearch | None) -> None:
+    def __init__(self, kb: KnowledgeBase, on_search: OnSearch | None, request: Resolved) -> None:
         self.kb = kb
         self.on_search = on_search
+        self.request = request
 
     async def asearch(self, query: str, options: SearchOptions) -> list[Hit]:
         if self.on_search is not None:
             self.on_search(self.kb.name)
-        return await self.kb._search(query, options)
+        return await self.kb._search(query, options, self.request)
+
+
+def _scopes(meta: Mapping[str, str]) -> tuple[str, ...]:
+    recorded = meta.get("scopes", "").split()
+    return (ALL_SCOPE, *(name for name in recorded if name != ALL_SCOPE))
+
+
+def _checked(name: str, options: SearchOptions, meta: Mapping[str, str]) -> SearchOptions:
+    """``options`` with their names checked against the registries and their scope
+    against the knowledge base's (ConfigurationError naming the known ones)."""
+    options = check_names(options)
+    if options.restricted:
+        known = _scopes(meta)
+        # An index built before scopes were recorded cannot tell a typo from a scope.
+        if len(known) > 1 and options.scope not in known:
+            raise ConfigurationError(
+                f"unknown scope {options.scope!r} in {name!r}: use one of {', '.join(known)}",
+                field="scope",
+            )
+    return options
 
 
 def verification_counts(verification: Verification) -> dict[str, float]:

@@ -13,6 +13,7 @@ from citewise.embedding.base import Embedder, check_embedder
 from citewise.errors import KnowledgeBaseError
 from citewise.kb.config import KBConfig
 from citewise.kb.models import ChatModels, ModelFactory
+from citewise.retrieval.pipeline import check_names
 from citewise.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -94,8 +95,10 @@ class Library:
 
     def create(self, name: str, config: KBConfig | None = None) -> KnowledgeBase:
         """Create an empty knowledge base with its own settings (KnowledgeBaseError if it
-        exists). The embedder is checked now, so a typo fails before any upload."""
+        exists). The embedder, and the query rewrite and reranker of its search defaults,
+        are checked now, so a typo fails before any upload."""
         config = config or KBConfig(embedder=self.settings.embedder)
+        check_names(config.defaults)
         with self.store.write_lock(name):
             if self.store.exists(name):
                 raise KnowledgeBaseError(f"knowledge base {name!r} already exists")

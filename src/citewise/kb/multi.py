@@ -14,8 +14,9 @@ from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.errors import KnowledgeBaseError
 from citewise.kb.catalog import Card, card_of
 from citewise.kb.config import KBConfig
-from citewise.kb.knowledge_base import KnowledgeBase
+from citewise.kb.knowledge_base import KnowledgeBase, Options
 from citewise.kb.pending import PendingLibrary, build, pending
+from citewise.kb.request import Resolved
 from citewise.kb.routing import NEAREST, Route, route
 from citewise.models import Hit
 from citewise.options import ALL_SCOPE, SearchOptions
@@ -31,7 +32,6 @@ __all__ = ["ALL", "KnowledgeBases", "interleave", "labelled"]
 
 # The name a request uses for every knowledge base of the store.
 ALL = "all"
-Options = Mapping[str, Any] | SearchOptions | None
 
 
 def labelled(hit: Hit, card: Card) -> Hit:
@@ -132,7 +132,14 @@ class KnowledgeBases(KnowledgeBase):
     def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
         """The request's options over the built-in defaults; each library's own defaults
         apply under them when it is searched."""
+        if isinstance(options, Resolved):
+            options = options.options
         return SearchOptions().merged(options).merged(overrides)
+
+    def resolved(self, options: Options = None, /, **overrides: Any) -> Resolved:
+        """The request's own options, resolved once: no store of its own to open (each
+        library's is opened, and its defaults applied, when it is searched)."""
+        return Resolved(_request(options, overrides))
 
     def section(self, url: str, *, readable: bool = False) -> str | None:
         for kb in self.members:
@@ -210,7 +217,9 @@ class KnowledgeBases(KnowledgeBase):
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         return run_sync(self.asearch(query, options, **overrides))
 
-    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+    async def _search(
+        self, query: str, options: SearchOptions, request: Resolved | None = None
+    ) -> list[Hit]:
         found = await asyncio.to_thread(self.route, query)
         return await self._search_routed(query, found.names, options, options)
 
@@ -301,6 +310,8 @@ _HOW = {"named": "named in the question", "nearest": "nearest to the question",
 
 def _request(options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
     """The request's own options (only the fields it set count as set)."""
+    if isinstance(options, Resolved):  # made by :meth:`KnowledgeBases.resolved`
+        options = options.options
     values: dict[str, Any] = {}
     if isinstance(options, SearchOptions):
         values.update(options.model_dump(exclude_unset=True))

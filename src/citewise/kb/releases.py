@@ -16,6 +16,7 @@ from citewise.kb.config import META_RELEASE_CHOICES, KBConfig
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.kb.knowledge_base import KnowledgeBase, Options
 from citewise.kb.library import Library
+from citewise.kb.request import Resolved
 from citewise.models import Hit
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.parsing.markdown import site_base
@@ -212,12 +213,16 @@ class PendingRelease(KnowledgeBase):
     def scopes(self) -> tuple[str, ...]:
         return self.index.get().scopes if self.index.ready else (ALL_SCOPE,)
 
-    def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
+    def resolved(self, options: Options = None, /, **overrides: Any) -> Resolved:
         """The built-in defaults overridden (the scope is checked once the release is built)."""
         if self.index.ready:
-            return self.index.get().resolve(options, **overrides)
-        return SearchOptions().merged(options).merged(overrides)
+            return self.index.get().resolved(options, **overrides)
+        if isinstance(options, Resolved):
+            options = options.options
+        return Resolved(SearchOptions().merged(options).merged(overrides))
 
-    async def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+    async def _search(
+        self, query: str, options: SearchOptions, request: Resolved | None = None
+    ) -> list[Hit]:
         built = await asyncio.to_thread(self.index.get)
         return await built._search(query, await asyncio.to_thread(built.resolve, options))

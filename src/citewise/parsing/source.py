@@ -45,8 +45,8 @@ def parse_file(
         from citewise.parsing.worker import parse_isolated
 
         sections = parse_isolated(
-            source, site_url=site_url, version=version, scope=scope, layout=layout,
-            budget=budget or ParseBudget.from_env(),
+            source, parse=parse_in_process, site_url=site_url, version=version, scope=scope,
+            layout=layout, budget=budget or ParseBudget.from_env(),
         )  # fmt: skip
         # Checked here too: the limits are this process's (the worker checked its own).
         _check_parsed(source, sections)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,15 @@ _START_SECONDS = 60.0
 def parse_isolated(
     source: SourceFile,
     *,
+    parse: Callable[..., list[Section]],
     site_url: str,
     version: str | None,
     scope: str,
     layout: SiteLayout | None,
     budget: ParseBudget,
 ) -> list[Section]:
-    """``source``'s sections, parsed in a worker process within ``budget``.
+    """``source``'s sections, parsed by ``parse`` (a module-level function, sent by name)
+    in a worker process within ``budget``.
 
     Raises:
         TooLargeError: the parse ran past the budget's seconds or memory (the worker is
@@ -68,6 +71,7 @@ def parse_isolated(
         CitewiseError: what the parser raised, as it raised it.
     """
     request = {
+        "parse": parse,
         "source": source,
         "site_url": site_url,
         "version": version,
@@ -237,7 +241,6 @@ def serve(fd: int, memory_mib: int) -> None:
     except (ImportError, ValueError, OSError):
         pass  # no address-space limit here: the wall clock still bounds the parse
     from citewise.parsing.budget import set_budget_extender
-    from citewise.parsing.source import parse_in_process
 
     set_budget_extender(lambda seconds: connection.send(("extend", seconds)))
     connection.send("ready")
@@ -247,7 +250,8 @@ def serve(fd: int, memory_mib: int) -> None:
         except (EOFError, OSError):
             return
         try:
-            reply: tuple[Any, ...] = ("ok", parse_in_process(**request))
+            parse = request.pop("parse")
+            reply: tuple[Any, ...] = ("ok", parse(**request))
         except CitewiseError as error:
             reply = ("error", type(error).__name__, str(error))
         except MemoryError:

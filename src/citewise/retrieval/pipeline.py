@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 from citewise import telemetry
 from citewise.embedding.base import Embedder
+from citewise.errors import ConfigurationError
 from citewise.models import Hit
 from citewise.options import SearchOptions
 from citewise.retrieval.expand import expand_hits
 from citewise.retrieval.hybrid import search_many
-from citewise.retrieval.rerank import make_reranker
-from citewise.retrieval.rewrite import rewrite_query
+from citewise.retrieval.rerank import RERANKERS, make_reranker
+from citewise.retrieval.rewrite import QUERY_REWRITES, rewrite_query
 from citewise.store.base import KBStore
 
 if TYPE_CHECKING:
@@ -62,6 +63,17 @@ async def retrieve(
         return hits
     with telemetry.stage("expand"):
         return await asyncio.to_thread(expand_hits, store, hits, options.context_window)
+
+
+def check_names(options: SearchOptions) -> SearchOptions:
+    """``options`` if the query rewrite and reranker they name are registered, else a
+    ConfigurationError naming the option and the known names (nothing is imported)."""
+    for field, registry in (("query_rewrite", QUERY_REWRITES), ("rerank", RERANKERS)):
+        try:
+            registry.check(getattr(options, field))
+        except ConfigurationError as error:
+            raise ConfigurationError(str(error), field=field) from None
+    return options
 
 
 def is_synchronous(options: SearchOptions) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -180,12 +180,17 @@ class LLMReranker:
         return await rerank_llm(query, hits, self.model)
 
 
-RERANKERS: Registry[type[Reranker]] = Registry(
+RerankerFactory = Callable[["BaseChatModel | None", "str | Path | None"], Reranker]
+"""What a reranker is registered as: called with the chat model (None when none is
+configured) and the ``reranker_dir`` option, it returns a :class:`Reranker`."""
+
+RERANKERS: Registry[RerankerFactory] = Registry(
     "reranker",
     {
         "cross_encoder": "citewise.retrieval.rerank:CrossEncoderReranker",
         "llm": "citewise.retrieval.rerank:LLMReranker",
     },
+    reserved=("off",),
 )
 
 
@@ -193,7 +198,8 @@ def make_reranker(
     name: str, model: BaseChatModel | None, model_dir: str | Path | None = None
 ) -> Reranker | None:
     """The reranker ``rerank=name`` asks for (None for ``off``), built with the chat model
-    (``llm``) or the cross-encoder in ``model_dir`` (``cross_encoder``)."""
-    if name == "off":
+    (``llm``) or the cross-encoder in ``model_dir`` (``cross_encoder``). An unknown name
+    raises ConfigurationError naming the known ones."""
+    if RERANKERS.check(name) == "off":
         return None
-    return RERANKERS.get(name)(model, model_dir)  # type: ignore[call-arg]
+    return RERANKERS.get(name)(model, model_dir)

@@ -1,18 +1,39 @@
-"""Query rewriting by a chat model: HyDE, multi-query and step-back phrasings of a question."""
+"""Query rewriting: HyDE, multi-query and step-back phrasings by a chat model, or a package's.
+
+A query rewrite is an async function ``rewrite(query, model) -> list[str]`` returning the
+extra phrasings to search (the query itself is always searched too); ``model`` is the chat
+model, None when none is configured. Built-ins and packages register in
+:data:`QUERY_REWRITES` (entry-point group ``citewise.query_rewrites``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from citewise.errors import ConfigurationError
 from citewise.llm import astructured, at_temperature_zero
+from citewise.registry import Registry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-REWRITES = ("off", "hyde", "multi_query", "step_back")
 MAX_VARIANTS = 3
+
+QueryRewriter = Callable[[str, "BaseChatModel | None"], Awaitable[list[str]]]
+"""Registered as: ``rewrite(query, model)`` → the extra phrasings of ``query``."""
+
+QUERY_REWRITES: Registry[QueryRewriter] = Registry(
+    "query_rewrite",
+    {
+        "hyde": "citewise.retrieval.rewrite:hyde",
+        "multi_query": "citewise.retrieval.rewrite:multi_query",
+        "step_back": "citewise.retrieval.rewrite:step_back",
+    },
+    reserved=("off",),
+)
 
 
 class HypotheticalPassage(BaseModel):
@@ -64,17 +85,43 @@ async def rewrite_query(query: str, how: str, model: BaseChatModel | None) -> li
     ones the question finds by itself; the caller fuses the lists by RRF.
 
     Raises:
-        ConfigurationError: ``how`` is unknown, or a rewrite is asked for with no model.
+        ConfigurationError: ``how`` is unknown (naming the known ones), or a built-in
+            rewrite is asked for with no model.
         ModelError: the model's reply was unusable.
     """
+    if QUERY_REWRITES.check(how) == "off":
+        return [query]
+    extra = await QUERY_REWRITES.get(how)(query, model)
+    # De-duplicated before the cap, so a repeated variant does not cost a distinct one.
+    return list(dict.fromkeys([query, *(q.strip() for q in extra if q.strip())]))[
+        : 1 + MAX_VARIANTS
+    ]
+
+
+async def hyde(query: str, model: BaseChatModel | None) -> list[str]:
+    """``hyde``: a passage the chat model writes as the answer."""
+    reply = await _ask("hyde", query, model)
+    assert isinstance(reply, HypotheticalPassage)
+    return [reply.passage]
+
+
+async def multi_query(query: str, model: BaseChatModel | None) -> list[str]:
+    """``multi_query``: up to ``MAX_VARIANTS`` rephrasings by the chat model."""
+    reply = await _ask("multi_query", query, model)
+    assert isinstance(reply, QueryVariants)
+    return reply.queries
+
+
+async def step_back(query: str, model: BaseChatModel | None) -> list[str]:
+    """``step_back``: the more general question behind the question."""
+    reply = await _ask("step_back", query, model)
+    assert isinstance(reply, StepBackQuestion)
+    return [reply.question]
+
+
+async def _ask(how: str, query: str, model: BaseChatModel | None) -> BaseModel:
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from citewise.errors import ConfigurationError
-
-    if how not in REWRITES:
-        raise ConfigurationError(f"unknown query_rewrite {how!r} (known: {', '.join(REWRITES)})")
-    if how == "off":
-        return [query]
     if model is None:
         raise ConfigurationError(
             f"query_rewrite={how} needs a chat model: set CITEWISE_LLM_MODEL "
@@ -82,17 +129,4 @@ async def rewrite_query(query: str, how: str, model: BaseChatModel | None) -> li
         )
     schema, instruction = _ASK[how]
     messages = [SystemMessage(_SYSTEM), HumanMessage(f"{instruction}\n\nQuestion: {query}")]
-    reply: BaseModel = await astructured(
-        at_temperature_zero(model), schema, messages, tags=["rewrite"]
-    )
-    if isinstance(reply, HypotheticalPassage):
-        extra = [reply.passage]
-    elif isinstance(reply, QueryVariants):
-        extra = reply.queries
-    else:
-        assert isinstance(reply, StepBackQuestion)
-        extra = [reply.question]
-    # De-duplicated before the cap, so a repeated variant does not cost a distinct one.
-    return list(dict.fromkeys([query, *(q.strip() for q in extra if q.strip())]))[
-        : 1 + MAX_VARIANTS
-    ]
+    return await astructured(at_temperature_zero(model), schema, messages, tags=["rewrite"])

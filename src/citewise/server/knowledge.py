@@ -150,7 +150,8 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
             raise APIError(409, str(error), code="conflict") from None
         raise from_citewise_error(error, param="name") from None
     except CitewiseError as error:
-        raise from_citewise_error(error) from None
+        field = getattr(error, "field", None)
+        raise from_citewise_error(error, param=field and f"retrieval.{field}") from None
     return kb_json(kb)
 
 
@@ -211,7 +212,7 @@ async def crawl_site(kb: str, body: CrawlRequest, request: Request) -> JSONRespo
     """Crawl the published site under ``url`` into the knowledge base (an incremental
     re-crawl when it was crawled before), in one write; the report names every bound hit
     (``limits``) and every URL not indexed (``skipped``)."""
-    from citewise.sources.crawl_limits import CrawlLimits
+    from citewise.kb.sources import CrawlLimits
 
     knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
     bounds = body.model_dump(exclude={"url", "rebuild", "replace", "exclude"})
@@ -252,8 +253,10 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
     try:
         options = await asyncio.to_thread(knowledge.resolve, overrides)
     except ConfigurationError as error:
-        # The values are valid already: what resolving checks is the scope against the KB.
-        raise APIError(400, str(error), param="scope", code="invalid_value") from None
+        # The values are valid already: what resolving checks is the scope against the KB
+        # and the query rewrite and reranker against the registries.
+        param = error.field or "scope"
+        raise APIError(400, str(error), param=param, code="invalid_value") from None
     try:
         hits = await knowledge.asearch(body.query, options)
     except CitewiseError as error:

@@ -95,7 +95,7 @@ class Metrics:
             return Histogram(name, doc, labels, buckets=buckets, registry=self.registry)
 
         self.kb = _Bounded(200)
-        self.model = _Bounded(0, WORKFLOWS)
+        self.model = _Bounded(0, tuple(WORKFLOWS))
         self.name = _Bounded(40)  # stage and model-call purposes: set by code, not clients
         self.requests = counter(
             "citewise_requests", "HTTP requests by route, method, model and status",

@@ -18,7 +18,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
-from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
+from citewise.kb import (
+    AGENTIC,
+    RAG,
+    WORKFLOWS,
+    Done,
+    Event,
+    Resolved,
+    Status,
+    TextDelta,
+    workflow_description,
+)
 from citewise.kb.structured import reshape
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
@@ -78,7 +88,7 @@ def _model_card(model: str, runtime: Runtime) -> dict[str, Any]:
         "object": "model",
         "created": 0,
         "owned_by": "citewise",
-        "description": DESCRIPTIONS[model],
+        "description": DESCRIPTIONS.get(model) or workflow_description(model),
         "citewise_settings": settings_schema(runtime),
     }
 
@@ -180,12 +190,14 @@ class _Run:
         """Open the knowledge base and resolve the options (400 on an unknown ``kb`` or
         ``scope``) before the status line goes out."""
         self.kb, self.options = await asyncio.to_thread(resolve, self.runtime, self.client)
-        self.uploaded = await asyncio.to_thread(_uploaded_documents, self.kb)
+        self.uploaded = await asyncio.to_thread(_uploaded_documents, self.options)
         # Made once per library; made here, off the event loop, as a local model loads slowly.
         model = await asyncio.to_thread(lambda: self.kb.model)
         if self.output is not None:
             # The model that writes the answer also writes its JSON.
-            self.chat_model = await asyncio.to_thread(self.kb.model_for, self.options.chat_model)
+            self.chat_model = await asyncio.to_thread(
+                self.kb.model_for, self.options.options.chat_model
+            )
             if self.chat_model is None:
                 raise self.output.without_model()
         if model is None:
@@ -289,11 +301,12 @@ class _Run:
         return APIError(500, "internal server error", code="server_error")
 
 
-def _uploaded_documents(kb: KnowledgeBase) -> dict[str, str]:
-    """The stored URL → doc_id of each document of ``kb`` published by this server."""
-    if not kb.exists:  # a release not built yet: nothing uploaded, nothing to build now
+def _uploaded_documents(request: Resolved) -> dict[str, str]:
+    """The stored URL → doc_id of each document of the request's knowledge base published
+    by this server (read from the store the request opened)."""
+    if request.store is None:  # a release not built yet: nothing uploaded, nothing to build
         return {}
-    return {doc.url: doc.doc_id for doc in kb.documents() if is_relative(doc.url)}
+    return {doc.url: doc.doc_id for doc in request.store.documents() if is_relative(doc.url)}
 
 
 async def _task_events(reply: str) -> AsyncGenerator[Event, None]:

@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
-from collections.abc import Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
-from citewise.kb import ALL_SCOPE, KnowledgeBase, SearchOptions
-from citewise.options import translate_legacy
+from citewise.kb import (
+    ALL_SCOPE,
+    CHAT_MODELS,
+    QUERY_REWRITES,
+    RERANKERS,
+    KnowledgeBase,
+    Resolved,
+    SearchOptions,
+)
 from citewise.server.errors import APIError
 from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
@@ -62,8 +68,6 @@ class ChatRequest(BaseModel):
         return bool((self.stream_options or {}).get("include_usage"))
 
 
-# Spellings of earlier releases (one release more) and the field each now sets.
-LEGACY_SETTINGS = {"k": "top_k", "bm25": "search_type"}
 KB_SETTING = "kb"
 # A server path: set per knowledge base by whoever runs the server, never by a client.
 SERVER_ONLY = ("reranker_dir",)
@@ -108,8 +112,6 @@ class ClientSettings:
     kb: str | tuple[str, ...] | None = None  # several: they answer as one
     options: SearchOptions = field(default_factory=SearchOptions)
     show_status: bool = False
-    # The old key a client used for a field, so an error names what the client sent.
-    sent_as: Mapping[str, str] = field(default_factory=dict)
 
 
 def _invalid(name: str, message: str, key: str = SETTINGS_KEY) -> APIError:
@@ -135,6 +137,9 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     for name in SERVER_ONLY:
         del properties[name], values[name]
     properties["scope"] = {"title": "Scope", "type": "string", "enum": list(runtime.scopes())}
+    # Open names: the ones registered now (built-ins and installed packages').
+    properties["query_rewrite"]["enum"] = list(QUERY_REWRITES)
+    properties["rerank"]["enum"] = list(RERANKERS)
     names = runtime.names()
     properties[KB_SETTING] = {"title": "Kb", "type": "string",
                               "enum": [*names, "all"] if len(names) > 1 else names}  # fmt: skip
@@ -167,9 +172,8 @@ def chat_metadata(request: ChatRequest) -> dict[str, str] | None:
 def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     """The client settings of a request; a bad value is a 400 that names its field.
 
-    The old keys ``k`` and ``bm25`` are translated to ``top_k`` and ``search_type`` (and
-    logged as deprecated); ``metadata.lgos_settings`` is read when ``citewise_settings`` is
-    absent (sending both is a 400).
+    ``metadata.lgos_settings`` is read when ``citewise_settings`` is absent (sending both is
+    a 400).
     """
     metadata = metadata or {}
     key = SETTINGS_KEY if SETTINGS_KEY in metadata else SEED_SETTINGS_KEY
@@ -205,38 +209,21 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     for name in values:
         if name in SERVER_ONLY:
             raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
-        if name not in SearchOptions.model_fields and name not in LEGACY_SETTINGS:
+        if name not in SearchOptions.model_fields:
             raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
-    if "bm25" in values and not isinstance(values["bm25"], bool):
-        raise _invalid("bm25", "must be true or false (deprecated: use search_type)", key)
-    sent_as = {LEGACY_SETTINGS[old]: old for old in values if old in LEGACY_SETTINGS}
     try:
-        options = SearchOptions.model_validate(_translated(values))
+        options = SearchOptions.model_validate(values)
     except ValidationError as error:
         first = error.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
-        raise _invalid(sent_as.get(name, name), first["msg"], key) from None
-    return ClientSettings(kb, options, show_status, sent_as)
+        raise _invalid(name, first["msg"], key) from None
+    return ClientSettings(kb, options, show_status)
 
 
-def _translated(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` in today's vocabulary (``citewise.options`` translates old spellings).
-
-    Its DeprecationWarning is meant for Python callers; a client's old key is logged here
-    instead. This runs on the event loop's thread, without awaiting, so two requests never
-    swap the process-wide warning filters under each other.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        translated = translate_legacy(values)
-    for warning in caught:
-        log.warning("metadata.%s: %s", SETTINGS_KEY, warning.message)
-    return translated
-
-
-def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, SearchOptions]:
-    """The knowledge base a request asks for and its search options: the knowledge base's
-    defaults overridden by the client's. Blocking: opens the knowledge base.
+def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Resolved]:
+    """The knowledge base a request asks for and the request resolved once: its store
+    opened and its search options, the knowledge base's defaults overridden by the
+    client's (the service takes it whole). Blocking: opens the knowledge base.
 
     Raises:
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
@@ -246,18 +233,21 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Se
     except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
     try:
-        options = kb.resolve(client.options)
+        resolved = kb.resolved(client.options)
     except ConfigurationError as error:
-        # The values are valid already: what resolving checks is the scope against the KB.
-        raise _invalid("scope", str(error)) from None
+        # The values are valid already: what resolving checks is the scope against the KB
+        # and the query rewrite and reranker against the registries.
+        raise _invalid(error.field or "scope", str(error)) from None
     asked = client.options.chat_model
     if asked is not None:
-        # A client picks among the models the server is set up with, not any model name.
-        allowed = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        # A client picks among the models the server is set up with (and the ones packages
+        # register by name), not any model name.
+        configured = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        allowed = configured | set(CHAT_MODELS.plugins())
         if asked not in allowed:
             known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"
             raise _invalid("chat_model", f"not a model of this server (use: {known})")
-    return kb, options
+    return kb, resolved
 
 
 def _text(content: Any, param: str) -> str:
@@ -368,7 +358,7 @@ def responses_messages(request: ResponsesRequest) -> list[Message]:
     return _ends_with_user(messages, "input")
 
 
-def check_model(model: str, models: tuple[str, ...]) -> None:
+def check_model(model: str, models: Collection[str]) -> None:
     if model not in models:
         raise APIError(
             404,

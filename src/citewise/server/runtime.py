@@ -15,10 +15,9 @@ from citewise.errors import KnowledgeBaseError
 from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
 from citewise.kb.models import ModelFactory
 from citewise.kb.releases import ReleaseIndex
+from citewise.kb.sources import ReleaseSpec, ScopeRule
 from citewise.server.auth import ADMIN_KEYS_ENV, API_KEYS_ENV, parse_keys
 from citewise.server.links import LinkSigner
-from citewise.sources.nav import ScopeRule
-from citewise.sources.release import ReleaseSpec
 
 DEFAULT_KB = "docs"
 
@@ -63,7 +62,7 @@ class ServerOptions:
         package = env.get("CITEWISE_PACKAGE")
         if spec is None and package:
             # The docs of the version installed here (or in CITEWISE_PACKAGE_PYTHON's).
-            from citewise.sources.package import installed_package, package_release_spec
+            from citewise.kb.sources import installed_package, package_release_spec
 
             options = release_options(env)
             del options["fallback_latest"]  # the installed version is the one there is
