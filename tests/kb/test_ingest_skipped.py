@@ -50,7 +50,7 @@ def test_sphinx_folder_reads_rst_expands_autodoc_and_names_the_rest(
     hits = kb.search("spin the widget turns per second", top_k=1)
     # Nothing names a builder (the Makefile runs sphinx-build without -b): Sphinx's html.
     assert hits[0].url == "https://widgets.readthedocs.io/en/latest/api.html#widgets.spin"
-    assert hits[0].chunk.title == "spin(speed=1)"
+    assert hits[0].chunk.title == "widgets.spin()"  # as the built page titles it (html_api)
     assert kb.meta()["site_layout"] == "sphinx html"
 
 
