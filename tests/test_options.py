@@ -30,6 +30,8 @@ def test_overrides_apply_over_defaults_and_none_keeps_them() -> None:
         ({"query_rewrite": "rag-fusion"}, "query_rewrite"),
         ({"rerank": "colbert"}, "rerank"),
         ({"context_window": 99}, "context_window"),
+        ({"candidates_per_ranker": 0}, "candidates_per_ranker"),
+        ({"context_scope": "site"}, "context_scope"),
         ({"collapse_sections": "sometimes"}, "collapse_sections"),
         ({"kk": 3}, "kk"),
     ],

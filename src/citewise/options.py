@@ -2,7 +2,8 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``collapse_sections``, ``scope``, ``doc_ids``,
+``rerank_candidates``, ``candidates_per_ranker``, ``context_window``, ``context_scope``,
+``collapse_sections``, ``scope``, ``doc_ids``,
 ``page_prefix``, ``verify`` (the answer's grounding check: ``off | report | warn |
 regenerate``), the agentic workflow's budget (``agent_rewrites``, ``agent_grading``) and
 the models the search stages use (``chat_model``, ``reranker_dir``). A knowledge base
@@ -28,17 +29,23 @@ SearchType = Literal["hybrid", "vector", "full_text"]
 QueryRewrite = Literal["off", "hyde", "multi_query", "step_back"]
 Rerank = Literal["off", "cross_encoder", "llm"]
 Verify = Literal["off", "report", "warn", "regenerate"]
+ContextScope = Literal["section", "page"]
 
 SEARCH_TYPES: tuple[str, ...] = ("hybrid", "vector", "full_text")
 QUERY_REWRITES: tuple[str, ...] = ("off", "hyde", "multi_query", "step_back")
 RERANKERS: tuple[str, ...] = ("off", "cross_encoder", "llm")
 VERIFY_MODES: tuple[str, ...] = ("off", "report", "warn", "regenerate")
+CONTEXT_SCOPES: tuple[str, ...] = ("section", "page")
 
 ALL_SCOPE = "all"
 """The scope that searches everything (also the meaning of no scope)."""
 
 MAX_TOP_K = 100
 MAX_CONTEXT_WINDOW = 5
+MAX_CANDIDATES_PER_RANKER = 200
+DEFAULT_CANDIDATES_PER_RANKER = 20
+"""Kept by measurement on the 56 LGOS cases (``benchmarks/retrieval_parity.py``, figures in
+``benchmarks/retrieval-parity.md``)."""
 MAX_AGENT_REWRITES = 3
 """The hard bound on the agentic workflow's rewrites, whatever a request asks for: each
 rewrite costs a rewrite call, a search and a grade call."""
@@ -62,10 +69,14 @@ class SearchOptions(BaseModel):
         rerank: ``off``; ``cross_encoder`` (a local ONNX model, ``CITEWISE_RERANKER_DIR``);
             ``llm`` (a chat model orders the candidates).
         rerank_candidates: how many fused candidates the reranker sees.
+        candidates_per_ranker: how many candidates each ranker (dense, BM25) contributes to
+            the fusion (at least ``top_k``); default 20, chosen by measurement.
         vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
             ranker's being the rest (the names and proximity rankings and the API prior
             shrink with it: 1 ranks by the embeddings alone); None: equal shares.
-        context_window: append up to N neighbouring chunks of the same section to each hit.
+        context_window: append up to N neighbouring chunks to each hit.
+        context_scope: where the window's chunks may come from: ``section`` (the hit's own
+            section) or ``page`` (adjacent sections of the same page too).
         collapse_sections: return each section once, at its best chunk (the section's other
             matching chunks travel with the hit and join its context window); false: every
             matching chunk is its own hit.
@@ -94,8 +105,12 @@ class SearchOptions(BaseModel):
     query_rewrite: QueryRewrite = "off"
     rerank: Rerank = "off"
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
+    candidates_per_ranker: int = Field(
+        default=DEFAULT_CANDIDATES_PER_RANKER, ge=1, le=MAX_CANDIDATES_PER_RANKER
+    )
     vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
+    context_scope: ContextScope = "section"
     collapse_sections: bool = True
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None

@@ -17,7 +17,14 @@ from citewise.kb import KnowledgeBase
 
 if TYPE_CHECKING:
     from citewise.kb import Progress
-from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, VERIFY_MODES, SearchOptions
+from citewise.options import (
+    CONTEXT_SCOPES,
+    QUERY_REWRITES,
+    RERANKERS,
+    SEARCH_TYPES,
+    VERIFY_MODES,
+    SearchOptions,
+)
 
 __all__ = [
     "DEFAULT_KB",
@@ -44,8 +51,10 @@ _SEARCH_FIELDS = (
     "query_rewrite",
     "rerank",
     "rerank_candidates",
+    "candidates_per_ranker",
     "vector_weight",
     "context_window",
+    "context_scope",
     "collapse_sections",
     "scope",
     "doc_ids",
@@ -165,12 +174,22 @@ def add_search_flags(
         help="how many fused candidates the reranker sees",
     )  # fmt: skip
     group.add_argument(
+        "--candidates-per-ranker", type=int, default=None, metavar="N",
+        help="how many candidates each ranker (embeddings, BM25) brings to the fusion "
+        "(default 20)",
+    )  # fmt: skip
+    group.add_argument(
         "--vector-weight", type=float, default=None, metavar="W",
         help="hybrid: the embeddings' share of the fusion, 0-1 (default: equal shares)",
     )  # fmt: skip
     group.add_argument(
         "--context-window", type=int, default=None, metavar="N",
-        help="append up to N neighbouring chunks of the same section to each hit",
+        help="append up to N neighbouring chunks to each hit",
+    )  # fmt: skip
+    group.add_argument(
+        "--context-scope", choices=CONTEXT_SCOPES, default=None,
+        help="where --context-window's chunks come from: the hit's section (default) or "
+        "its page (adjacent sections too)",
     )  # fmt: skip
     group.add_argument(
         "--collapse-sections", action=argparse.BooleanOptionalAction, default=None,
