@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 
 RAG = "citewise-rag"
 AGENTIC = "citewise-agentic"
-WORKFLOWS = (RAG, AGENTIC)
+AGENTIC_TOOLS = "citewise-agentic-tools"
+WORKFLOWS = (RAG, AGENTIC, AGENTIC_TOOLS)
 DEFAULT_WORKFLOW = RAG
 
 __all__ = [
     "AGENTIC",
+    "AGENTIC_TOOLS",
     "DEFAULT_WORKFLOW",
     "RAG",
     "WORKFLOWS",
@@ -87,7 +89,8 @@ async def astream_answer(
         model: the chat model; None gives the extractive answer (the passages that best
             match the last message, quoted and cited).
         options: the search options, resolved (each planned query is searched with them).
-        workflow: ``citewise-rag`` (plan → retrieve → answer) or ``citewise-agentic``.
+        workflow: ``citewise-rag`` (plan → retrieve → answer), ``citewise-agentic`` (graded,
+            rewritten) or ``citewise-agentic-tools`` (the model calls ``search_docs``).
 
     Yields:
         ``Status`` updates, ``TextDelta`` pieces of the answer, then exactly one ``Done``.
@@ -178,11 +181,13 @@ async def _workflow(
     workflow: str,
 ) -> AsyncIterator[Event]:
     from citewise.graph.agentic import agentic_graph
+    from citewise.graph.agentic_tools import agentic_tools_graph
     from citewise.graph.rag import rag_graph
     from citewise.graph.state import Deps, GraphState
     from citewise.llm import at_temperature_zero
 
-    graph = agentic_graph() if workflow == AGENTIC else rag_graph()
+    graphs = {AGENTIC: agentic_graph, AGENTIC_TOOLS: agentic_tools_graph}
+    graph = graphs.get(workflow, rag_graph)()
     deps = Deps(model=model, planner=at_temperature_zero(model), retriever=retriever)
     state: GraphState = {"messages": turns, "options": options}
     final: Answer | None = None

@@ -123,10 +123,8 @@ def test_expand_joins_chunks_of_one_section(kb: KnowledgeBase, make_kb: MakeKB) 
 
 def test_context_scope_page_adds_the_adjacent_sections_of_the_page(make_kb: MakeKB) -> None:
     kb = make_kb("pages")
-    kb.add_documents([
-        upload("a.md", "# Pool\n\nThe pool size defaults to four.\n\n# Queue\n\nThe queue holds ten."),
-        upload("b.md", "# Elsewhere\n\nAnother page about the pool."),
-    ])  # fmt: skip
+    page_a = "# Pool\n\nThe pool size defaults to four.\n\n# Queue\n\nThe queue holds ten."
+    kb.add_documents([upload("a.md", page_a), upload("b.md", "# Elsewhere\n\nAnother page.")])
     query = {"top_k": 1, "search_type": "full_text", "context_window": 1}
     [section] = kb.search("pool size defaults to four", query)
     [page] = kb.search("pool size defaults to four", {**query, "context_scope": "page"})

@@ -18,7 +18,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
-from citewise.kb import AGENTIC, RAG, WORKFLOWS, Done, Event, KnowledgeBase, Status, TextDelta
+from citewise.kb import (
+    AGENTIC,
+    AGENTIC_TOOLS,
+    RAG,
+    WORKFLOWS,
+    Done,
+    Event,
+    KnowledgeBase,
+    Status,
+    TextDelta,
+)
 from citewise.models import Answer
 from citewise.server.auth import api_keys_of, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
@@ -61,6 +71,10 @@ DESCRIPTIONS = {
     AGENTIC: (
         "Searches, grades what it found and rewrites the search once when it falls short, "
         "then writes a cited answer (extractive, like citewise-rag, with no chat model)."
+    ),
+    AGENTIC_TOOLS: (
+        "Like citewise-agentic, but the chat model searches by calling a search_docs tool "
+        "and decides again after each rewrite (the chat model must support tool calling)."
     ),
 }
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
