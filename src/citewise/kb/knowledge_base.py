@@ -354,7 +354,7 @@ class KnowledgeBase:
             return run_sync(self._search(query, resolved))
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = retrieve_sync(self.store, self._search_embedder(resolved), query, resolved)
-            op.set(hits=len(hits), top_k=resolved.top_k)
+            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved))
         return hits
 
     def retrieve(self, query: str, options: Options = None) -> list[Hit]:
@@ -380,7 +380,7 @@ class KnowledgeBase:
         embedder = self._search_embedder(options)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(self.store, embedder, query, options, model=model)
-            op.set(hits=len(hits), top_k=options.top_k)
+            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options))
         return hits
 
     def _search_embedder(self, options: SearchOptions) -> Embedder | None:
@@ -497,6 +497,11 @@ class _Retriever:
         if self.on_search is not None:
             self.on_search(self.kb.name)
         return await self.kb._search(query, options)
+
+
+def _search_values(options: SearchOptions) -> dict[str, float]:
+    """What the diagnostics count about a search's options: filtered (1) or not (0)."""
+    return {"filtered": 1.0 if options.search_filter() is not None else 0.0}
 
 
 def verification_counts(verification: Verification) -> dict[str, float]:
