@@ -183,12 +183,14 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         page_prefix: str | None = None,
         candidates_per_ranker: CandidatesPerRanker = None,
         context_scope: ContextScopeArg = None,
+        doc_metadata: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
             rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
             doc_ids=doc_ids, page_prefix=page_prefix,
             candidates_per_ranker=candidates_per_ranker, context_scope=context_scope,
+            doc_metadata=doc_metadata,
         )  # fmt: skip
         try:
             hits = await kb.asearch(query, options)
@@ -258,7 +260,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             "candidates each ranker brings to the fusion (default 20); collapse_sections: "
             "each section once (default true); "
             "doc_ids: only these documents; page_prefix: only pages "
-            "whose path starts with this."
+            "whose path starts with this; doc_metadata: only documents whose metadata has "
+            'these values, e.g. {"author": "Ada"}.'
         ),
         ask_docs: (
             f"Answer a question from {about}. The answer comes as text; the structured "

@@ -4,7 +4,7 @@ One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k`
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
 ``rerank_candidates``, ``candidates_per_ranker``, ``context_window``, ``context_scope``,
 ``collapse_sections``, ``scope``, ``doc_ids``,
-``page_prefix``, ``verify`` (the answer's grounding check: ``off | report | warn |
+``page_prefix``, ``doc_metadata``, ``verify`` (the answer's grounding check: ``off | report | warn |
 regenerate``), the agentic workflow's budget (``agent_rewrites``, ``agent_grading``) and
 the models the search stages use (``chat_model``, ``reranker_dir``). A knowledge base
 stores its defaults as a ``SearchOptions``; a request overrides some of them.
@@ -82,6 +82,8 @@ class SearchOptions(BaseModel):
             matching chunk is its own hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
+        doc_metadata: only documents whose metadata has each of these values (``author``,
+            ``subject``, ``description``, ``created``, ``modified``; exact, case-insensitive).
         verify: what the answer's grounding check does (``citewise.grounding``): ``off``;
             ``report`` (the unsupported tokens, outside links and citation support are
             reported with the answer); ``warn`` (also appends a visible warning to the
@@ -115,6 +117,7 @@ class SearchOptions(BaseModel):
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None
+    doc_metadata: dict[str, str] | None = None
     verify: Verify = "report"
     agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
     agent_grading: bool = True

@@ -30,7 +30,7 @@ def test_every_flag_names_a_search_option() -> None:
         "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/", "--verify", "warn",
         "--vector-weight", "0.7", "--chat-model", "m", "--reranker-dir", "ce/",
         "--no-collapse-sections", "--candidates-per-ranker", "40", "--context-scope", "page",
-        answers=True,
+        "--metadata", "author=Ada", "--metadata", "subject=Engines", answers=True,
     )  # fmt: skip
     overrides = search_overrides(args)
     assert overrides == {
@@ -50,6 +50,7 @@ def test_every_flag_names_a_search_option() -> None:
         "reranker_dir": "ce/",
         "candidates_per_ranker": 40,
         "context_scope": "page",
+        "doc_metadata": {"author": "Ada", "subject": "Engines"},
     }
     # The agentic budget is `citewise ask`'s own (--agent-rewrites, --no-agent-grading).
     agentic = {"agent_rewrites", "agent_grading"}

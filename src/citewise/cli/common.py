@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import KnowledgeBase
+from citewise.kb.metadata_filter import parse_metadata_flags
 
 if TYPE_CHECKING:
     from citewise.kb import Progress
@@ -59,6 +60,7 @@ _SEARCH_FIELDS = (
     "scope",
     "doc_ids",
     "page_prefix",
+    "doc_metadata",
     "verify",  # answers only (``ask``, a knowledge base's defaults): the grounding check
     "agent_rewrites",
     "agent_grading",
@@ -202,6 +204,11 @@ def add_search_flags(
         help="only this document (repeatable)",
     )  # fmt: skip
     group.add_argument("--page-prefix", default=None, help="only pages under this path")
+    group.add_argument(
+        "--metadata", dest="doc_metadata", action="append", default=None, metavar="KEY=VALUE",
+        help="only documents whose metadata has this value (author, subject, description, "
+        "created, modified; repeatable)",
+    )  # fmt: skip
     if answers:
         group.add_argument(
             "--verify", choices=VERIFY_MODES, default=None,
@@ -236,6 +243,7 @@ def search_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {name: getattr(args, name, None) for name in _SEARCH_FIELDS}
     if overrides["doc_ids"] is not None:
         overrides["doc_ids"] = tuple(overrides["doc_ids"])
+    overrides["doc_metadata"] = parse_metadata_flags(overrides["doc_metadata"])
     overrides = {name: value for name, value in overrides.items() if value is not None}
     try:
         SearchOptions.model_validate(overrides)

@@ -448,6 +448,7 @@ def _chunked(
         page=first.page if first else "",
         content_hash=item.fingerprint,
         scope=item.scope,
+        metadata=first.doc_metadata if first else (),
     )
     fresh = [chunk for chunk in chunks if chunk.chunk_id not in known_chunks]
     return _Pending(item, document, chunks, fresh)

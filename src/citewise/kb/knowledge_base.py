@@ -22,6 +22,7 @@ from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError, KnowledgeBaseError, ModelError
 from citewise.kb.config import KBConfig, stored_embedder
+from citewise.kb.metadata_filter import narrowed
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
 from citewise.retrieval.pipeline import is_synchronous, retrieve, retrieve_sync
@@ -326,7 +327,8 @@ class KnowledgeBase:
     def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
         """This knowledge base's search defaults, overridden by ``options`` and then by
         keyword ``overrides`` (``None`` keeps a default). An unknown scope raises
-        ConfigurationError naming the known ones."""
+        ConfigurationError naming the known ones. A ``doc_metadata`` filter becomes the
+        ``doc_ids`` of the documents it matches (``kb.metadata_filter``)."""
         resolved = self.config.defaults.merged(options).merged(overrides)
         if resolved.restricted:
             known = self.scopes
@@ -336,6 +338,8 @@ class KnowledgeBase:
                     f"unknown scope {resolved.scope!r} in {self.name!r}: use one of "
                     f"{', '.join(known)}"
                 )
+        if resolved.doc_metadata:
+            resolved = narrowed(resolved, self.store.documents())
         return resolved
 
     async def asearch(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:

@@ -18,6 +18,7 @@ from citewise.parsing.common import (
     image_text,
     markdown_table,
 )
+from citewise.parsing.doc_metadata import docx_metadata, with_metadata
 
 if TYPE_CHECKING:
     from docx.oxml.xmlchemy import BaseOxmlElement
@@ -41,7 +42,8 @@ class DocxParser(BytesOnlyParser):
     def parse_bytes(
         self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]:
-        return parse_docx(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        sections = parse_docx(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        return with_metadata(sections, docx_metadata(data))
 
 
 def parse_docx(

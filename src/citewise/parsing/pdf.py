@@ -13,6 +13,7 @@ from citewise.limits import MAX_OCR_PAGES, OCR_PAGE_SECONDS
 from citewise.models import Section
 from citewise.parsing.budget import extend_budget
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
+from citewise.parsing.doc_metadata import pdf_metadata, with_metadata
 from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
 from citewise.parsing.pdf_tables import table_pages
@@ -92,6 +93,7 @@ def parse_pdf(
             pages[index] = _clean(text)
         figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
+        metadata = pdf_metadata(reader)
     except (SourceError, MemoryError, RecursionError):
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
@@ -142,7 +144,7 @@ def parse_pdf(
             if text or not emitted:
                 sections.append(section(entry.path, index + 1, text))
                 emitted = True
-    return sections
+    return with_metadata(sections, metadata)
 
 
 def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:

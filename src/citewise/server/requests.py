@@ -88,6 +88,8 @@ _DESCRIPTIONS = {
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
+    "doc_metadata": "only documents whose metadata has these values, e.g. "
+    '{"author": "Ada"} (author, subject, description, created, modified)',
     "verify": "the answer's grounding check: off, report (in the response), warn (also a "
     "visible warning in the answer) or regenerate (write it again once, naming what the "
     "documentation does not hold)",
