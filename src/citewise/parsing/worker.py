@@ -24,6 +24,7 @@ import citewise.errors
 from citewise.errors import CitewiseError, SourceError, TooLargeError
 from citewise.limits import ParseBudget
 from citewise.models import Section
+from citewise.parsing import vision
 from citewise.parsing.layout import SiteLayout
 from citewise.sources import SourceFile
 
@@ -73,6 +74,7 @@ def parse_isolated(
         "version": version,
         "scope": scope,
         "layout": layout,
+        "vision_env": vision.env_snapshot(),
     }
     worker = _take(budget.memory_mib)
     try:
@@ -247,6 +249,7 @@ def serve(fd: int, memory_mib: int) -> None:
         except (EOFError, OSError):
             return
         try:
+            vision.apply_env(request.pop("vision_env", {}))
             reply: tuple[Any, ...] = ("ok", parse_in_process(**request))
         except CitewiseError as error:
             reply = ("error", type(error).__name__, str(error))
