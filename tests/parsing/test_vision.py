@@ -87,3 +87,28 @@ def test_without_the_setting_or_when_the_model_fails_the_alt_text_stays(
         assert server.requests  # asked (and retried once), then gave up
     [hit] = failing.search("another chart", search_type="full_text", top_k=1)
     assert "[Image: Another chart]" in hit.chunk.text
+
+
+def pdf_with_image() -> bytes:
+    import fpdf
+
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="Latency over the year.")
+    pdf.image(io.BytesIO(PNG), x=10, y=30, w=50)
+    return bytes(pdf.output())
+
+
+def test_a_pdf_page_s_images_are_described_into_its_text(
+    make_kb: MakeKB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OpenAIStub(endpoint) as server:
+        monkeypatch.setenv("CITEWISE_VISION_MODEL", "vision-pdf")
+        monkeypatch.setenv("CITEWISE_VISION_BASE_URL", server.base_url)
+        kb = make_kb("pdf-figures")
+        kb.add_upload([("report.pdf", pdf_with_image())])
+        [body] = server.requests
+    assert base64.b64decode(image_input(body)[1].partition(",")[2]).startswith(b"\x89PNG")
+    [hit] = kb.search("highest in March", search_type="full_text", top_k=1)
+    assert hit.chunk.page_number == 1 and f"[Image: {SEEN}]" in hit.chunk.text

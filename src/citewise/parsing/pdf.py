@@ -18,6 +18,7 @@ from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
 from citewise.parsing.pdf_tables import table_pages
 from citewise.parsing.pdf_work import check_pdf_work
+from citewise.parsing.vision import page_image_texts, vision_model
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -99,6 +100,9 @@ def parse_pdf(
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
     pages = _recognised(data, pages, doc_id)
+    if (vision := vision_model()) is not None:
+        for index, texts in page_image_texts(reader, vision).items():
+            figures.setdefault(index, []).extend(texts)
     for index, texts in figures.items():
         pages[index] = "\n\n".join([pages[index], *texts]).strip()
     try:

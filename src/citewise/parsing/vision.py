@@ -1,7 +1,8 @@
 """Image descriptions by a vision model behind an OpenAI-compatible endpoint (opt-in).
 
 With ``CITEWISE_VISION_MODEL`` set (and ``CITEWISE_VISION_BASE_URL``, the endpoint's ``…/v1``
-URL; ``CITEWISE_VISION_API_KEY`` if it wants one), each picture of a DOCX document is sent
+URL; ``CITEWISE_VISION_API_KEY`` if it wants one), each picture of a DOCX document (and
+each image embedded in a PDF page, added to its page's text) is sent
 to ``POST /chat/completions`` as the OpenAI reference describes image input: a user message
 whose content holds a ``text`` part (the instruction) and an ``image_url`` part (the image as
 a ``data:`` URL). The reply joins the picture's alt text, so what a figure shows is
@@ -17,6 +18,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "ENV",
@@ -27,6 +29,7 @@ __all__ = [
     "apply_env",
     "describe",
     "env_snapshot",
+    "page_image_texts",
     "vision_model",
 ]
 
@@ -90,6 +93,33 @@ def vision_model() -> VisionModel | None:
 
 _described: dict[str, str] = {}
 _lock = threading.Lock()
+
+
+def page_image_texts(reader: Any, vision: VisionModel) -> dict[int, list[str]]:
+    """A PDF's embedded images (pypdf ``page.images``) described by the vision model, as
+    ``[Image: …]`` texts per page index (at most :data:`MAX_IMAGES` images per document)."""
+    from citewise.parsing.common import image_text
+
+    found: dict[int, list[str]] = {}
+    left = MAX_IMAGES
+    for index, page in enumerate(reader.pages):
+        if left <= 0:
+            break
+        try:
+            images = list(page.images)
+        except Exception as error:  # pypdf raises many kinds of error on odd image streams
+            log.warning("the images of page %d could not be read (%s)", index + 1, error)
+            continue
+        for image in images[:left]:
+            left -= 1
+            kind = _IMAGE_TYPES.get(str(image.name).rpartition(".")[2].lower(), "image/png")
+            if text := describe(image.data, kind, vision):
+                found.setdefault(index, []).append(image_text(text).strip())
+    return found
+
+
+_IMAGE_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
+                "jp2": "image/jp2", "tiff": "image/tiff", "gif": "image/gif"}  # fmt: skip
 
 
 def describe(image: bytes, content_type: str, vision: VisionModel) -> str:
