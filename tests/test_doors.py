@@ -42,6 +42,8 @@ CASES = [
     ("custom", {"top_k": 5, "search_type": "hybrid"}),
     ("plain", {}),
     ("plain", {"top_k": 2, "search_type": "vector", "doc_ids": ["how-it-works.md"]}),
+    # Issue 34's options: fewer candidates per ranker, a window over adjacent sections.
+    ("custom", {"search_type": "hybrid", "candidates_per_ranker": 3, "context_scope": "page"}),
 ]
 Hit = dict[str, Any]
 
@@ -222,3 +224,17 @@ def test_a_knowledge_base_s_own_defaults_shape_the_hits(
     narrow = python_door(home, "custom", {"context_window": 0})
     assert [hit["chunk_id"] for hit in narrow] == [hit["chunk_id"] for hit in custom]
     assert any(len(c["text"]) > len(n["text"]) for c, n in zip(custom, narrow, strict=True))
+
+
+def test_candidates_per_ranker_and_context_scope_change_the_hits(
+    home: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue-34 case above is not vacuous either: each option changes what comes back."""
+    use_store(monkeypatch, store_url)
+    hybrid = {"search_type": "hybrid", "top_k": 3}
+    few = python_door(home, "custom", {**hybrid, "candidates_per_ranker": 3})
+    default = python_door(home, "custom", hybrid)
+    assert [same(hit) for hit in few] != [same(hit) for hit in default]
+    page = python_door(home, "custom", {**hybrid, "context_scope": "page"})
+    assert [hit["chunk_id"] for hit in page] == [hit["chunk_id"] for hit in default]
+    assert any(len(p["text"]) > len(d["text"]) for p, d in zip(page, default, strict=True))

@@ -54,9 +54,9 @@ def test_search_and_ask_tools_over_stdio(lgos_home: Path) -> None:
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"search_docs", "ask_docs", "get_section", "list_scopes"}
     options = {"scope", "top_k", "search_type", "query_rewrite", "rerank", "context_window",
-               "collapse_sections"}  # fmt: skip
+               "collapse_sections", "candidates_per_ranker", "context_scope"}  # fmt: skip
     search_params = set(by_name["search_docs"].input_schema["properties"])
-    assert search_params == {"query", "doc_ids", "page_prefix", *options}  # no deprecated k
+    assert search_params == {"query", "doc_ids", "page_prefix", "doc_metadata", *options}
     titles = {name: tool.title for name, tool in by_name.items()}
     assert titles == {
         "search_docs": "Search the docs",

@@ -31,6 +31,8 @@ def test_overrides_apply_over_defaults_and_none_keeps_them() -> None:
         ({"rerank": ""}, "rerank"),
         ({"rerank": "x" * 101}, "rerank"),
         ({"context_window": 99}, "context_window"),
+        ({"candidates_per_ranker": 0}, "candidates_per_ranker"),
+        ({"context_scope": "site"}, "context_scope"),
         ({"collapse_sections": "sometimes"}, "collapse_sections"),
         ({"kk": 3}, "kk"),
     ],

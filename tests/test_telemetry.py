@@ -158,7 +158,10 @@ def test_ingest_search_delete_report_their_stages(make_kb: MakeKB) -> None:
     assert ingest.labels == {"kb": "files"} and ingest.values["files"] == 2
     found, empty = recorder.named("search", OPERATION)
     assert {"embed_query", "dense", "keyword", "fuse"} <= set(found.stages)
-    assert found.values == {"hits": 2, "top_k": 2} and found.subject == "How do I install it?"
+    assert (
+        found.values == {"hits": 2, "top_k": 2, "filtered": 0.0}
+        and found.subject == "How do I install it?"
+    )
     assert empty.values["hits"] == 0 and set(empty.stages) == {"keyword"}
     (delete,) = recorder.named("delete", OPERATION)
     assert delete.subject == "install.md" and delete.values["chunks"] >= 1

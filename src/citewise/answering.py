@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 RAG = "citewise-rag"
 AGENTIC = "citewise-agentic"
+AGENTIC_TOOLS = "citewise-agentic-tools"
 DEFAULT_WORKFLOW = RAG
 
 Workflow = Callable[
@@ -48,13 +49,18 @@ Workflow = Callable[
 
 WORKFLOWS: Registry[Workflow] = Registry(
     "workflow",
-    {RAG: "citewise.answering:rag_workflow", AGENTIC: "citewise.answering:agentic_workflow"},
+    {
+        RAG: "citewise.answering:rag_workflow",
+        AGENTIC: "citewise.answering:agentic_workflow",
+        AGENTIC_TOOLS: "citewise.answering:agentic_tools_workflow",
+    },
 )
-"""The workflows by name; iterating gives ``citewise-rag``, ``citewise-agentic``, then the
-registered ones."""
+"""The workflows by name; iterating gives ``citewise-rag``, ``citewise-agentic``,
+``citewise-agentic-tools``, then the registered ones."""
 
 __all__ = [
     "AGENTIC",
+    "AGENTIC_TOOLS",
     "DEFAULT_WORKFLOW",
     "RAG",
     "WORKFLOWS",
@@ -109,7 +115,8 @@ async def astream_answer(
         model: the chat model; None gives the extractive answer (the passages that best
             match the last message, quoted and cited).
         options: the search options, resolved (each planned query is searched with them).
-        workflow: ``citewise-rag`` (plan → retrieve → answer), ``citewise-agentic`` or a
+        workflow: ``citewise-rag`` (plan → retrieve → answer), ``citewise-agentic`` (graded,
+            rewritten), ``citewise-agentic-tools`` (the model calls ``search_docs``) or a
             registered workflow's name.
 
     Yields:
@@ -150,6 +157,20 @@ async def agentic_workflow(
     from citewise.graph.agentic import agentic_graph
 
     async for event in _graph_or_extractive(turns, retriever, model, options, agentic_graph):
+        yield event
+
+
+async def agentic_tools_workflow(
+    turns: list[AnyMessage],
+    retriever: Retriever,
+    model: BaseChatModel | None,
+    options: SearchOptions,
+) -> AsyncIterator[Event]:
+    """Lets the model call a search tool, grades what it found and rewrites the search
+    when it falls short."""
+    from citewise.graph.agentic_tools import agentic_tools_graph
+
+    async for event in _graph_or_extractive(turns, retriever, model, options, agentic_tools_graph):
         yield event
 
 

@@ -25,7 +25,15 @@ from citewise import __version__
 from citewise.config import Settings
 from citewise.errors import CitewiseError, MissingExtraError
 from citewise.kb import KnowledgeBase, Library
-from citewise.options import QueryRewrite, Rerank, SearchType, Verify
+from citewise.options import (
+    DEFAULT_CANDIDATES_PER_RANKER,
+    MAX_CANDIDATES_PER_RANKER,
+    ContextScope,
+    QueryRewrite,
+    Rerank,
+    SearchType,
+    Verify,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -39,6 +47,19 @@ INSTRUCTIONS = (
 )
 TopK = Annotated[int | None, Field(ge=1, le=100, description="how many sections (1-100)")]
 ContextWindow = Annotated[int | None, Field(ge=0, le=5)]
+CandidatesPerRanker = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_CANDIDATES_PER_RANKER,
+        description="candidates each ranker brings to the fusion "
+        f"(default {DEFAULT_CANDIDATES_PER_RANKER})",
+    ),
+]
+ContextScopeArg = Annotated[
+    ContextScope | None,
+    Field(description="context window: the hit's section, or its page (adjacent sections)"),
+]
 
 __all__ = ["build_server", "serve"]
 
@@ -160,11 +181,16 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         collapse_sections: bool | None = None,
         doc_ids: list[str] | None = None,
         page_prefix: str | None = None,
+        candidates_per_ranker: CandidatesPerRanker = None,
+        context_scope: ContextScopeArg = None,
+        doc_metadata: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
             rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
             doc_ids=doc_ids, page_prefix=page_prefix,
+            candidates_per_ranker=candidates_per_ranker, context_scope=context_scope,
+            doc_metadata=doc_metadata,
         )  # fmt: skip
         try:
             hits = await kb.asearch(query, options)
@@ -184,11 +210,14 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
         context_window: ContextWindow = None,
         collapse_sections: bool | None = None,
         verify: Verify | None = None,
+        candidates_per_ranker: CandidatesPerRanker = None,
+        context_scope: ContextScopeArg = None,
     ) -> dict[str, Any]:
         options = _overrides(
             scope=scope, top_k=top_k, search_type=search_type, query_rewrite=query_rewrite,
             rerank=rerank, context_window=context_window, collapse_sections=collapse_sections,
-            verify=verify,
+            verify=verify, candidates_per_ranker=candidates_per_ranker,
+            context_scope=context_scope,
         )  # fmt: skip
         try:
             answer = await kb.aask(question, options)
@@ -226,10 +255,13 @@ def build_server(kb: KnowledgeBase) -> MCPServer[Any]:
             "would use; "
             "search_type: hybrid (meaning and keywords), vector or full_text; query_rewrite: "
             "off, hyde, multi_query or step_back (needs a chat model); rerank: off, "
-            "cross_encoder or llm; context_window: neighbouring chunks of the same section "
-            "added to each hit (0-5); collapse_sections: each section once (default true); "
+            "cross_encoder or llm; context_window: neighbouring chunks added to each hit (0-5), "
+            "context_scope: from its section (default) or its page; candidates_per_ranker: "
+            "candidates each ranker brings to the fusion (default 20); collapse_sections: "
+            "each section once (default true); "
             "doc_ids: only these documents; page_prefix: only pages "
-            "whose path starts with this."
+            "whose path starts with this; doc_metadata: only documents whose metadata has "
+            'these values, e.g. {"author": "Ada"}.'
         ),
         ask_docs: (
             f"Answer a question from {about}. The answer comes as text; the structured "

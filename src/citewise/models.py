@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from citewise.options import SearchOptions
@@ -28,11 +28,17 @@ class Section:
     text: str
     scope: str = ""
     page_number: int | None = None
+    # What the document says about itself (author, dates…): on its first section only.
+    doc_metadata: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Document:
-    """A source file as indexed: identity, where it is published and a hash of its content."""
+    """A source file as indexed: identity, where it is published and a hash of its content.
+
+    ``metadata``: what its parser found about it (``author``, ``subject``, ``description``,
+    ``created``, ``modified``), as sorted ``(key, value)`` pairs.
+    """
 
     doc_id: str
     title: str
@@ -40,6 +46,15 @@ class Document:
     page: str
     content_hash: str
     scope: str = ""
+    metadata: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def metadata_dict(self) -> dict[str, str]:
+        return dict(self.metadata)
+
+    def as_json(self) -> dict[str, Any]:
+        """The document's fields, its metadata as an object."""
+        return {**asdict(self), "metadata": self.metadata_dict}
 
 
 @dataclass(frozen=True)

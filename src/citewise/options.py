@@ -2,8 +2,9 @@
 
 One type, :class:`SearchOptions`, with the same field names everywhere: ``top_k``,
 ``search_type`` (``hybrid | vector | full_text``), ``query_rewrite``, ``rerank``,
-``rerank_candidates``, ``context_window``, ``collapse_sections``, ``scope``, ``doc_ids``,
-``page_prefix``, ``verify`` (the answer's grounding check: ``off | report | warn |
+``rerank_candidates``, ``candidates_per_ranker``, ``context_window``, ``context_scope``,
+``collapse_sections``, ``scope``, ``doc_ids``,
+``page_prefix``, ``doc_metadata``, ``verify`` (the answer's grounding check: ``off | report | warn |
 regenerate``), the agentic workflow's budget (``agent_rewrites``, ``agent_grading``) and
 the models the search stages use (``chat_model``, ``reranker_dir``). A knowledge base
 stores its defaults as a ``SearchOptions``; a request overrides some of them.
@@ -32,6 +33,7 @@ QueryRewrite = str
 Rerank = str
 """A reranker's name (open: see ``RERANKERS`` and the module docstring)."""
 Verify = Literal["off", "report", "warn", "regenerate"]
+ContextScope = Literal["section", "page"]
 
 SEARCH_TYPES: tuple[str, ...] = ("hybrid", "vector", "full_text")
 # The built-in names; packages add others (see the module docstring).
@@ -40,12 +42,17 @@ RERANKERS: tuple[str, ...] = ("off", "cross_encoder", "llm")
 # A registered name: letters, digits, ``_ . -`` (what an entry point's name may hold).
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 VERIFY_MODES: tuple[str, ...] = ("off", "report", "warn", "regenerate")
+CONTEXT_SCOPES: tuple[str, ...] = ("section", "page")
 
 ALL_SCOPE = "all"
 """The scope that searches everything (also the meaning of no scope)."""
 
 MAX_TOP_K = 100
 MAX_CONTEXT_WINDOW = 5
+MAX_CANDIDATES_PER_RANKER = 200
+DEFAULT_CANDIDATES_PER_RANKER = 20
+"""Kept by measurement on the 56 LGOS cases (``benchmarks/retrieval_parity.py``, figures in
+``benchmarks/retrieval-parity.md``)."""
 MAX_AGENT_REWRITES = 3
 """The hard bound on the agentic workflow's rewrites, whatever a request asks for: each
 rewrite costs a rewrite call, a search and a grade call."""
@@ -68,15 +75,21 @@ class SearchOptions(BaseModel):
             ``llm`` (a chat model orders the candidates); or the name of a reranker a
             package registers.
         rerank_candidates: how many fused candidates the reranker sees.
+        candidates_per_ranker: how many candidates each ranker (dense, BM25) contributes to
+            the fusion (at least ``top_k``); default 20, chosen by measurement.
         vector_weight: ``hybrid``: the dense ranker's share of the fusion (0..1), the BM25
             ranker's being the rest (the names and proximity rankings and the API prior
             shrink with it: 1 ranks by the embeddings alone); None: equal shares.
-        context_window: append up to N neighbouring chunks of the same section to each hit.
+        context_window: append up to N neighbouring chunks to each hit.
+        context_scope: where the window's chunks may come from: ``section`` (the hit's own
+            section) or ``page`` (adjacent sections of the same page too).
         collapse_sections: return each section once, at its best chunk (the section's other
             matching chunks travel with the hit and join its context window); false: every
             matching chunk is its own hit.
         scope: one part (nav section) of the docs; ``all`` or None searches everything.
         doc_ids / page_prefix: only these documents / pages under this path.
+        doc_metadata: only documents whose metadata has each of these values (``author``,
+            ``subject``, ``description``, ``created``, ``modified``; exact, case-insensitive).
         verify: what the answer's grounding check does (``citewise.grounding``): ``off``;
             ``report`` (the unsupported tokens, outside links and citation support are
             reported with the answer); ``warn`` (also appends a visible warning to the
@@ -100,12 +113,17 @@ class SearchOptions(BaseModel):
     query_rewrite: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
     rerank: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
     rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
+    candidates_per_ranker: int = Field(
+        default=DEFAULT_CANDIDATES_PER_RANKER, ge=1, le=MAX_CANDIDATES_PER_RANKER
+    )
     vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
+    context_scope: ContextScope = "section"
     collapse_sections: bool = True
     scope: str | None = None
     doc_ids: tuple[str, ...] | None = None
     page_prefix: str | None = None
+    doc_metadata: dict[str, str] | None = None
     verify: Verify = "report"
     agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
     agent_grading: bool = True

@@ -48,10 +48,15 @@ class ScriptedCall:
     schema: type[BaseModel] | None
     tags: list[str]
     temperature: float | None
+    tools: tuple[str, ...] = ()
+    """The names of the tools bound for this call (``bind_tools``), if any."""
 
     @property
     def kind(self) -> str:
-        """The schema's name (``Plan``, ``Grade``, ``Rewrite``), or ``answer`` for text."""
+        """The schema's name (``Plan``, ``Grade``, ``Rewrite``), ``tools`` for a call with
+        tools bound, or ``answer`` for text."""
+        if self.tools:
+            return "tools"
         return self.schema.__name__ if self.schema is not None else "answer"
 
     @property
@@ -73,15 +78,19 @@ def script(
     answer: Reply | str = "The documentation does not say.",
     grade: Reply | str = "yes",
     rewrite: Reply | str = "rewritten query",
+    tools: Reply | None = None,
 ) -> Reply:
     """A script that replies by kind of call; each reply is a constant or a function of it.
 
-    ``plan`` defaults to searching the last message as written.
+    ``plan`` defaults to searching the last message as written; so does ``tools`` (a call
+    with tools bound: a list of ``(tool name, arguments)`` calls, or text for none), which
+    calls the first bound tool with ``{"query": the last message}``.
     """
 
     def reply(call: ScriptedCall) -> Any:
         chosen: Any = {
             "Plan": plan or (lambda c: {"needs_docs": True, "queries": [c.last]}),
+            "tools": tools or (lambda c: [(c.tools[0], {"query": c.last})]),
             "Grade": grade if callable(grade) else {"relevant": grade},
             "Rewrite": rewrite if callable(rewrite) else {"query": rewrite},
             "answer": answer,
@@ -176,6 +185,37 @@ class ScriptedChatModel(BaseChatModel):
             if run_manager is not None:
                 await run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
+
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Calls that reply with tool calls: ``reply`` gives ``[(name, arguments), …]`` (or
+        text, for a reply that calls no tool)."""
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        names = tuple(convert_to_openai_tool(tool)["function"]["name"] for tool in tools)
+
+        def run(value: LanguageModelInput, config: RunnableConfig) -> AIMessage:
+            messages = (
+                [HumanMessage(value)] if isinstance(value, str) else convert_to_messages(value)
+            )
+            call = ScriptedCall(
+                list(messages), None, list(config.get("tags") or []), self.temperature, names
+            )
+            self.calls.append(call)
+            result = self.reply(call)
+            if isinstance(result, str):
+                return AIMessage(content=result)
+            tool_calls = [
+                {"name": name, "args": dict(args), "id": f"call_{n}", "type": "tool_call"}
+                for n, (name, args) in enumerate(result)
+            ]
+            return AIMessage(content="", tool_calls=tool_calls)
+
+        async def arun(value: LanguageModelInput, config: RunnableConfig) -> AIMessage:
+            return await asyncio.to_thread(run, value, config)
+
+        return RunnableLambda(run, afunc=arun)
 
     def with_structured_output(  # type: ignore[override]
         self, schema: type[BaseModel], **kwargs: Any

@@ -27,7 +27,8 @@ def test_every_flag_names_a_search_option() -> None:
         "--rerank-candidates", "30", "--context-window", "2", "--scope", "demo",
         "--doc-id", "a.md", "--doc-id", "b.md", "--page-prefix", "demo/", "--verify", "warn",
         "--vector-weight", "0.7", "--chat-model", "m", "--reranker-dir", "ce/",
-        "--no-collapse-sections", answers=True,
+        "--no-collapse-sections", "--candidates-per-ranker", "40", "--context-scope", "page",
+        "--metadata", "author=Ada", "--metadata", "subject=Engines", answers=True,
     )  # fmt: skip
     overrides = search_overrides(args)
     assert overrides == {
@@ -45,6 +46,9 @@ def test_every_flag_names_a_search_option() -> None:
         "vector_weight": 0.7,
         "chat_model": "m",
         "reranker_dir": "ce/",
+        "candidates_per_ranker": 40,
+        "context_scope": "page",
+        "doc_metadata": {"author": "Ada", "subject": "Engines"},
     }
     # The agentic budget is `citewise ask`'s own (--agent-rewrites, --no-agent-grading).
     agentic = {"agent_rewrites", "agent_grading"}
@@ -52,6 +56,13 @@ def test_every_flag_names_a_search_option() -> None:
     with pytest.raises(SystemExit):  # a search writes no answer to check
         parse("--verify", "warn")
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")
+
+
+def test_a_bad_candidates_per_ranker_names_the_flag() -> None:
+    from citewise.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="--candidates-per-ranker 0"):
+        search_overrides(parse("--candidates-per-ranker", "0"))
 
 
 def test_the_flags_do_not_warn(capsys: pytest.CaptureFixture[str]) -> None:

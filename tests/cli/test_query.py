@@ -190,6 +190,9 @@ def endpoint(body: dict[str, Any]) -> StubReply:
         return StubReply(tool_call=("Plan", {"needs_docs": True, "queries": [question]}))
     if tools == ["Grade"]:
         return StubReply(tool_call=("Grade", {"relevant": "yes"}))
+    if tools == ["search_docs"]:  # citewise-agentic-tools: the model calls the search tool
+        question = body["messages"][-1]["content"]
+        return StubReply(tool_call=("search_docs", {"query": question}))
     url = SECTION_URL.findall(body["messages"][-1]["content"])[0]
     return StubReply(content=f"Add a key check ([Authentication]({url})).")
 
@@ -246,6 +249,20 @@ def test_ask_agentic_grades_before_answering(
     _, err = capsys.readouterr()
     assert "· Checking whether the sections answer the question" in err.splitlines()
     assert len(stub.requests) == 3
+
+
+def test_ask_agentic_tools_searches_by_the_model_s_tool_call(
+    stub: OpenAIStub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ask", QUESTION, "--kb", "lgos", "--model", "citewise-agentic-tools"]) == 0
+    out, err = capsys.readouterr()
+    assert f"· Searching the docs: {QUESTION}" in err.splitlines()
+    assert "· Checking whether the sections answer the question" in err.splitlines()
+    decide, grade, answer = stub.requests
+    assert [tool["function"]["name"] for tool in decide["tools"]] == ["search_docs"]
+    assert "query" in decide["tools"][0]["function"]["parameters"]["properties"]
+    assert [tool["function"]["name"] for tool in grade["tools"]] == ["Grade"]
+    assert "tools" not in answer and out.startswith("Add a key check ([Authentication](")
 
 
 def test_ask_sends_earlier_turns_from_a_history_file(

@@ -39,7 +39,7 @@ def test_bench_parsers_side_by_side(
     table = capsys.readouterr().out
     assert "| minilm | section 200 hybrid | parsed |" in table
     rows = {(r["configuration"], r["parser"]): r for r in json.loads(output.read_text())["rows"]}
-    assert {parser for _, parser in rows} == {"html", "text", "markdown", "parsed"}
+    assert {parser for _, parser in rows} == {"html", "text", "markdown", "parsed", "markitdown"}
     for configuration in ("section 200 hybrid", "parent_child 220/90 hybrid"):
         html, text, parsed = (rows[configuration, p] for p in ("html", "text", "parsed"))
         # The HTML parser keeps the image's alt text and every table cell, with headings.
@@ -47,3 +47,6 @@ def test_bench_parsers_side_by_side(
         assert html["heading_hit@1"] == 1.0 and parsed["heading_hit@1"] == 1.0
         # Flat text finds the documents but has no headings to land on.
         assert text["hit@3"] == 1.0 and text["heading_hit@3"] == 0.0
+        # markitdown (PyPI) as the external parser: its headings land, its tables are whole.
+        external = rows[configuration, "markitdown"]
+        assert external["heading_hit@1"] == 1.0 and external["table_cells_kept"] == 1.0

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from langchain_core.messages import HumanMessage
 
 from citewise.graph import prompts
 from citewise.graph.nodes import merge_hits, search_status
+from citewise.models import Hit
 from citewise.options import SearchOptions
 
 from ..fakes import CONFIGURE, INSTALL, LOGGING, make_hit
@@ -51,9 +54,19 @@ def test_plan_schema_bounds_queries() -> None:
     assert schema["properties"]["queries"]["items"]["maxLength"] == prompts.MAX_QUERY_CHARS
 
 
-def test_merge_interleaves_by_rank_without_repeats() -> None:
-    merged = merge_hits([[INSTALL, CONFIGURE], [LOGGING, INSTALL, CONFIGURE], []])
-    assert merged == [INSTALL, LOGGING, CONFIGURE]
+def _ids(hits: list[Hit]) -> list[str]:
+    return [hit.chunk.chunk_id for hit in hits]
+
+
+def test_merge_fuses_the_queries_lists_by_relative_score_without_repeats() -> None:
+    # Found second by both queries beats found first by one (interleaving put it last).
+    merged = merge_hits([[INSTALL, CONFIGURE], [LOGGING, CONFIGURE], []])
+    assert _ids(merged) == _ids([CONFIGURE, INSTALL, LOGGING])
+    # A weak match (5% of its list's best) counts in proportion: below the other list's best.
+    weak = replace(CONFIGURE, score=0.05)
+    assert _ids(merge_hits([[INSTALL, weak], [replace(LOGGING, score=3.0)]])) == _ids(
+        [INSTALL, LOGGING, CONFIGURE]
+    )
     assert merge_hits([]) == []
 
 
@@ -73,3 +86,11 @@ def test_sections_under_a_restricted_scope_still_offer_scope_all() -> None:
             [HumanMessage("How?")], [INSTALL], options, searched=True
         )
         assert "`all`" not in unrestricted[0].text
+
+
+def test_the_answer_prompt_asks_for_three_paragraphs_or_fewer() -> None:
+    messages, _ = prompts.answer_messages(
+        [HumanMessage("How?")], [INSTALL], SearchOptions(), searched=True
+    )
+    assert prompts.MAX_ANSWER_PARAGRAPHS == 3
+    assert "three paragraphs or fewer" in messages[0].text

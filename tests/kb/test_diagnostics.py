@@ -110,7 +110,7 @@ def test_windows_give_rates_error_and_zero_rates_and_percentiles(tmp_path: Path)
     search = windows["1m"]["operations"]["search"]
     assert search["count"] == 10 and search["rate_per_minute"] == 10
     assert search["zero_results"] == 2 and search["zero_result_rate"] == 0.2
-    assert search["latency"] == {"p50": 0.5, "p95": 1.0, "p99": 1.0, "max": 1.0}
+    assert search["latency"] == {"mean": 0.55, "p50": 0.5, "p95": 1.0, "p99": 1.0, "max": 1.0}
     assert set(windows["1m"]["operations"]) == {"search"}
     answer = windows["5m"]["operations"]["answer"]
     assert answer["errors"] == 1 and answer["error_rate"] == 1.0
@@ -125,7 +125,7 @@ def test_stage_latencies_per_operation(tmp_path: Path) -> None:
     for n in (1, 2, 3, 4):
         recorded.append({**operation("search", n), "stages": {"dense": n / 10, "keyword": 0.01}})
     stages = recorded.snapshot()["windows"]["1m"]["operations"]["search"]["stages"]
-    assert stages["dense"] == {"p50": 0.2, "p95": 0.4, "p99": 0.4, "max": 0.4}
+    assert stages["dense"] == {"mean": 0.25, "p50": 0.2, "p95": 0.4, "p99": 0.4, "max": 0.4}
     assert stages["keyword"]["max"] == 0.01
 
 

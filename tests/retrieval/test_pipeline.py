@@ -121,6 +121,22 @@ def test_expand_joins_chunks_of_one_section(kb: KnowledgeBase, make_kb: MakeKB) 
     assert expand_hits(long.store, hits, 0) == hits
 
 
+def test_context_scope_page_adds_the_adjacent_sections_of_the_page(make_kb: MakeKB) -> None:
+    kb = make_kb("pages")
+    page_a = "# Pool\n\nThe pool size defaults to four.\n\n# Queue\n\nThe queue holds ten."
+    kb.add_documents([upload("a.md", page_a), upload("b.md", "# Elsewhere\n\nAnother page.")])
+    query = {"top_k": 1, "search_type": "full_text", "context_window": 1}
+    [section] = kb.search("pool size defaults to four", query)
+    [page] = kb.search("pool size defaults to four", {**query, "context_scope": "page"})
+    assert "queue holds ten" not in section.chunk.text
+    assert page.chunk.chunk_id == section.chunk.chunk_id
+    # The next section of the same page joins, with its own heading line; no other page does.
+    assert "Queue\n\nThe queue holds ten." in page.chunk.text
+    assert "Another page" not in page.chunk.text
+    with pytest.raises(ConfigurationError, match="context_scope"):
+        kb.search("pool", context_scope="site")
+
+
 def test_joined_text_keeps_the_heading_once() -> None:
     from dataclasses import replace
 

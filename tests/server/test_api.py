@@ -21,11 +21,11 @@ from .conftest import FAIL, client
 QUESTION = "How do I add API key authentication?"
 
 
-def test_models_list_both_workflows_with_their_settings(
+def test_models_list_the_workflows_with_their_settings(
     extractive: OpenAI, lgos_scopes: tuple[str, ...]
 ) -> None:
     models = {model.id: model for model in extractive.models.list()}
-    assert set(models) == {"citewise-rag", "citewise-agentic"}
+    assert set(models) == {"citewise-rag", "citewise-agentic", "citewise-agentic-tools"}
     for model in models.values():
         extra = model.model_extra or {}
         assert extra["description"]
@@ -124,7 +124,7 @@ def test_api_keys_guard_every_route_but_health(guarded_url: str, key: str) -> No
 def test_a_valid_api_key_or_admin_key_is_accepted(guarded_url: str) -> None:
     for key in ("key-2", "admin"):
         with client(guarded_url, key=key) as sdk:
-            assert len(sdk.models.list().data) == 2
+            assert len(sdk.models.list().data) == 3
             answer = sdk.responses.create(model="citewise-rag", input=QUESTION)
         assert answer.output_text.startswith("*Extractive answer")
 

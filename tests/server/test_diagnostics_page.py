@@ -71,6 +71,12 @@ def test_the_page_shows_operations_stages_alerts_and_exports(url: str, tmp_path:
     assert operations["search"][4] == "0%"
     stages = [row["cells"][0] for row in seen["rows"] if row["kind"] == "stage"]
     assert {"plan", "search", "generate", "dense", "keyword"} <= set(stages)
+    # Issue 34: means beside the percentiles, the window's quality, the newest events hashed.
+    assert operations["answer"][5] not in ("", "–")  # mean ms
+    assert seen["quality"].startswith("Top-K fill ") and "citation coverage 100%" in seen["quality"]
+    assert "(3 searches, 1 answers)" in seen["quality"]
+    assert len(seen["recent"]) == 6 and {row[1] for row in seen["recent"]} == {"search", "answer"}
+    assert all(QUESTION not in " ".join(row) for row in seen["recent"])
     assert seen["hourSummary"].startswith("6 operations in the last 1h")
     assert seen["download"].startswith("citewise-diagnostics-") and seen["exported"] == 6
     assert seen["afterClear"].startswith("0 operations")

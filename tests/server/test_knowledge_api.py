@@ -213,3 +213,29 @@ def test_upload_parsed_content(api: httpx.Client) -> None:
     assert empty.status_code == 400 and "nothing to add" in error(empty)["message"]
     listed = api.get(url).json()["data"]
     assert [(d["id"], d["scope"]) for d in listed] == [("faq.txt", ""), ("guide/keys.md", "ops")]
+
+
+def test_document_metadata_is_listed_and_filters_a_search(api: httpx.Client) -> None:
+    """Issue 34: a document's metadata in the listing, and ``doc_metadata`` in a search body."""
+    api.post("/v1/knowledge-bases", json={"name": "docs"})
+    url = "/v1/knowledge-bases/docs/documents"
+    parsed = {
+        "documents": [
+            {"id": "a.md", "metadata": {"author": "Ada"}, "text": "Rotate tokens yearly."},
+            {"id": "b.md", "metadata": {"author": "Alan"}, "text": "Rotate tokens monthly."},
+        ]
+    }
+    upload = api.post(url, files=[("parsed", ("p.json", json.dumps(parsed).encode()))])
+    assert upload.status_code == 200, upload.text
+    listed = {d["id"]: d["metadata"] for d in api.get(url).json()["data"]}
+    assert listed == {"a.md": {"author": "Ada"}, "b.md": {"author": "Alan"}}
+    search = "/v1/knowledge-bases/docs/search"
+    body = {
+        "query": "rotate tokens",
+        "search_type": "full_text",
+        "doc_metadata": {"author": "alan"},
+    }
+    hits = api.post(search, json=body).json()["data"]
+    assert [hit["doc_id"] for hit in hits] == ["b.md"]
+    wrong = api.post(search, json={**body, "doc_metadata": ["author"]})
+    assert wrong.status_code == 400 and "doc_metadata" in error(wrong)["message"]

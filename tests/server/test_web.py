@@ -95,7 +95,7 @@ def test_a_conversation_in_the_page(
     seen = drive("scripted", page_url, str(shots), rich, f"{FAIL} {QUESTION}", f"{SLOW} {QUESTION}")
 
     assert seen["scopes"] == list(lgos_scopes)  # the scope selector comes from the schema
-    assert seen["models"] == ["citewise-rag", "citewise-agentic"]
+    assert seen["models"] == ["citewise-rag", "citewise-agentic", "citewise-agentic-tools"]
     assert seen["examples"] and all(e.endswith("?") for e in seen["examples"])
     assert seen["firstStatus"] == "Understanding the question"
     assert seen["statuses"] == [

@@ -289,7 +289,8 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
             "DELETE FROM {s}.postings WHERE idx = 3",
             "UPDATE {s}.chunks SET lengths = lengths[1:2]",
             "UPDATE {s}.kbs SET tokens = tokens[1:2]",
-            "DELETE FROM {s}.schema_version WHERE version = 2",
+            "DELETE FROM {s}.schema_version WHERE version >= 2",
+            "ALTER TABLE {s}.documents DROP COLUMN metadata",
         ):
             conn.execute(statement.format(s=f'"{schema}"').encode())
     with pytest.raises(ConfigurationError, match="run `citewise store migrate`"):
@@ -297,11 +298,38 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
     assert isinstance(off, PostgresStore)
     try:
-        assert off.migrate() == [2]
+        assert off.migrate() == [2, 3]
     finally:
         off.close()
     store = open_store(pg_url, home=Path("."))
     try:
         assert {q: store.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES} == want
+    finally:
+        store.close()
+
+
+def test_migration_3_adds_document_metadata_in_place(pg_url: str) -> None:
+    from dataclasses import replace
+
+    store = open_store(pg_url, home=Path("."))
+    first = update("a", ["Alpha text"])
+    store.create("kb").apply([first])
+    store.close()
+    schema = pg_url.split("schema=")[1]
+    with psycopg.connect(pg.server_url(), autocommit=True) as conn:  # what version 2 wrote
+        conn.execute(f'ALTER TABLE "{schema}".documents DROP COLUMN metadata'.encode())
+        conn.execute(f'DELETE FROM "{schema}".schema_version WHERE version = 3'.encode())
+    store = open_store(pg_url, home=Path("."))  # safe: migrated on first use
+    try:
+        assert isinstance(store, PostgresStore) and store.schema_version() == 3 == LATEST
+        [kept] = store.open("kb").documents()
+        assert kept.doc_id == "a" and kept.metadata == ()
+        pairs = (("author", "Ada"), ("created", "2024-01-02"))
+        second = update("b", ["Beta text"])
+        second = replace(second, document=replace(second.document, metadata=pairs))
+        store.open("kb").apply([second])
+        assert {d.doc_id: d.metadata for d in store.open("kb").documents()} == {
+            "a": (), "b": pairs,
+        }  # fmt: skip
     finally:
         store.close()

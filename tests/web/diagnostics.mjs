@@ -30,6 +30,9 @@ try {
     alert: li.dataset.alert || null, text: li.textContent,
   })));
   result.rows = await rows(page);
+  result.quality = await page.textContent("#quality");
+  result.recent = await page.$$eval("#recent tr", (trs) => trs.map(
+    (tr) => [...tr.children].map((td) => td.textContent)));
   await page.screenshot({ path: screenshot, fullPage: true });
 
   await page.click('#windows button[data-window="1h"]');

@@ -14,10 +14,18 @@ from pydantic import ValidationError
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import KnowledgeBase
+from citewise.kb.metadata_filter import parse_metadata_flags
 
 if TYPE_CHECKING:
     from citewise.kb import Progress
-from citewise.options import QUERY_REWRITES, RERANKERS, SEARCH_TYPES, VERIFY_MODES, SearchOptions
+from citewise.options import (
+    CONTEXT_SCOPES,
+    QUERY_REWRITES,
+    RERANKERS,
+    SEARCH_TYPES,
+    VERIFY_MODES,
+    SearchOptions,
+)
 
 __all__ = [
     "DEFAULT_KB",
@@ -44,12 +52,15 @@ _SEARCH_FIELDS = (
     "query_rewrite",
     "rerank",
     "rerank_candidates",
+    "candidates_per_ranker",
     "vector_weight",
     "context_window",
+    "context_scope",
     "collapse_sections",
     "scope",
     "doc_ids",
     "page_prefix",
+    "doc_metadata",
     "verify",  # answers only (``ask``, a knowledge base's defaults): the grounding check
     "agent_rewrites",
     "agent_grading",
@@ -142,12 +153,22 @@ def add_search_flags(
         help="how many fused candidates the reranker sees",
     )  # fmt: skip
     group.add_argument(
+        "--candidates-per-ranker", type=int, default=None, metavar="N",
+        help="how many candidates each ranker (embeddings, BM25) brings to the fusion "
+        "(default 20)",
+    )  # fmt: skip
+    group.add_argument(
         "--vector-weight", type=float, default=None, metavar="W",
         help="hybrid: the embeddings' share of the fusion, 0-1 (default: equal shares)",
     )  # fmt: skip
     group.add_argument(
         "--context-window", type=int, default=None, metavar="N",
-        help="append up to N neighbouring chunks of the same section to each hit",
+        help="append up to N neighbouring chunks to each hit",
+    )  # fmt: skip
+    group.add_argument(
+        "--context-scope", choices=CONTEXT_SCOPES, default=None,
+        help="where --context-window's chunks come from: the hit's section (default) or "
+        "its page (adjacent sections too)",
     )  # fmt: skip
     group.add_argument(
         "--collapse-sections", action=argparse.BooleanOptionalAction, default=None,
@@ -160,6 +181,11 @@ def add_search_flags(
         help="only this document (repeatable)",
     )  # fmt: skip
     group.add_argument("--page-prefix", default=None, help="only pages under this path")
+    group.add_argument(
+        "--metadata", dest="doc_metadata", action="append", default=None, metavar="KEY=VALUE",
+        help="only documents whose metadata has this value (author, subject, description, "
+        "created, modified; repeatable)",
+    )  # fmt: skip
     if answers:
         group.add_argument(
             "--verify", choices=VERIFY_MODES, default=None,
@@ -183,6 +209,7 @@ def search_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {name: getattr(args, name, None) for name in _SEARCH_FIELDS}
     if overrides["doc_ids"] is not None:
         overrides["doc_ids"] = tuple(overrides["doc_ids"])
+    overrides["doc_metadata"] = parse_metadata_flags(overrides["doc_metadata"])
     overrides = {name: value for name, value in overrides.items() if value is not None}
     try:
         SearchOptions.model_validate(overrides)

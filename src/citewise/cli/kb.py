@@ -73,7 +73,7 @@ def cmd_kb_show(args: argparse.Namespace, settings: Settings) -> int:
     kb = open_kb(args.name, settings)
     described = kb.describe()
     if args.json:
-        print_json({**described, "documents": [asdict(d) for d in kb.documents()]})
+        print_json({**described, "documents": [d.as_json() for d in kb.documents()]})
         return 0
     for key, value in described.items():
         print(f"{key:<18} {json.dumps(value, ensure_ascii=False) if key == 'retrieval' else value}")
@@ -114,10 +114,11 @@ def cmd_doc_add(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_doc_list(args: argparse.Namespace, settings: Settings) -> int:
     documents = open_kb(args.kb, settings).documents()
     if args.json:
-        print_json([asdict(d) for d in documents])
+        print_json([d.as_json() for d in documents])
         return 0
     for doc in documents:
-        print(f"{doc.doc_id}  {doc.title}")
+        about = "  ".join(f"{key}={value}" for key, value in doc.metadata)
+        print(f"{doc.doc_id}  {doc.title}" + (f"  [{about}]" if about else ""))
     return 0
 
 

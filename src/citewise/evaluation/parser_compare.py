@@ -8,7 +8,10 @@ GeneralParsers output: heading, level, page, content). Each becomes a citewise i
 - ``html``: the raw file through citewise's HTML parser (tables as Markdown, ``alt`` text);
 - ``text``: the flat content as a ``.txt`` file (no structure, LangRAG's "internal" mode);
 - ``markdown``: title, content and sections as one Markdown file (``bench langrag``'s form);
-- ``parsed``: the sections as pre-parsed content (``doc add --parsed``, "general_parsers").
+- ``parsed``: the sections as pre-parsed content (``doc add --parsed``, "general_parsers");
+- ``markitdown``: the raw file converted by markitdown, an external parser from PyPI (extra
+  ``compare``), its Markdown split at headings into pre-parsed sections
+  (``evaluation/external_parser.py``); left out when markitdown is not installed.
 
 Each runs under each index configuration of the set's LangRAG config file
 (``configs/parser_compare.json``), scored at document level (hit, MRR, nDCG) and at heading
@@ -29,13 +32,14 @@ from typing import Any
 
 from citewise.config import Settings
 from citewise.errors import SourceError
+from citewise.evaluation.external_parser import EXTERNAL, markitdown_document
 from citewise.evaluation.langrag import document_source, load_set
 from citewise.evaluation.metrics import evaluate_at
 from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase
 
 __all__ = ["PARSERS", "Experiment", "format_report", "load_experiments", "run_parser_compare"]
 
-PARSERS = ("html", "text", "markdown", "parsed")
+PARSERS = ("html", "text", "markdown", "parsed", EXTERNAL)
 # citewise's smallest parent chunk; LangRAG's 140-character chunks are raised to it.
 _MIN_PARENT = 200
 _DEPTH = 30
@@ -45,7 +49,8 @@ _TAG_RE = re.compile(r"<[^>]+>")
 _PARSERS_NOTE = (
     "Parsers: html = the raw file through citewise's HTML parser; text = the flat content "
     "(LangRAG's internal mode); markdown = title, content and sections as Markdown; parsed = "
-    "the sections as pre-parsed content (LangRAG's general_parsers mode)."
+    "the sections as pre-parsed content (LangRAG's general_parsers mode); markitdown = the raw "
+    "file converted by markitdown (PyPI), split at its headings, as pre-parsed content."
 )
 
 
@@ -63,9 +68,10 @@ def load_experiments(path: Path) -> tuple[list[Experiment], list[int]]:
     """The distinct index configurations of a LangRAG config file, and its k values.
 
     ``chunk`` indexing is citewise's ``section`` strategy at the chunk size (at least 200),
-    ``parent_child`` its own; LangRAG's parser mode is what this benchmark varies, so
-    experiments that differ only in it are run once. Settings citewise has no equal for
-    (overlap, vector weight) are listed in the experiment's notes.
+    ``parent_child`` its own; LangRAG's overlap is the strategy's (in characters; between
+    parents for ``parent_child``) and its ``vector_weight`` the hybrid search's. LangRAG's
+    parser mode is what this benchmark varies, so experiments that differ only in it are
+    run once. What citewise changes (a chunk size below its minimum) is in the notes.
     """
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -78,25 +84,29 @@ def load_experiments(path: Path) -> tuple[list[Experiment], list[int]]:
         creation = entry.get("creation_settings", {})
         retrieval = entry.get("retrieval_settings", {})
         notes = []
+        overlap = int(creation.get("overlap", 0))
         if creation.get("index_type") == "parent_child":
             strategy = IndexStrategy(
                 "parent_child",
                 parent_chars=max(int(creation.get("parent_chunk_size", 2000)), _MIN_PARENT),
                 child_chars=int(creation.get("child_chunk_size", 300)),
+                overlap=overlap,
             )
+            if overlap:
+                notes.append(f"overlap {overlap} between parents")
         else:
             size = int(creation.get("chunk_size", 2000))
-            strategy = IndexStrategy("section", parent_chars=max(size, _MIN_PARENT))
+            strategy = IndexStrategy(
+                "section", parent_chars=max(size, _MIN_PARENT), overlap=overlap
+            )
             if size < _MIN_PARENT:
                 notes.append(f"chunk_size {size} raised to {_MIN_PARENT}")
-        if creation.get("overlap"):
-            notes.append(f"overlap {creation['overlap']} not applied")
-        if "vector_weight" in retrieval:
-            notes.append("vector_weight not applied (rank fusion)")
-        options = {
+        options: dict[str, Any] = {
             "search_type": retrieval.get("search_type", "hybrid"),
             "query_rewrite": retrieval.get("query_rewrite", "off"),
         }
+        if "vector_weight" in retrieval and options["search_type"] == "hybrid":
+            options["vector_weight"] = float(retrieval["vector_weight"])
         key = (strategy, tuple(sorted(options.items())))
         if key not in found:
             name = f"{strategy.name} {strategy.parent_chars}"
@@ -109,6 +119,13 @@ def load_experiments(path: Path) -> tuple[list[Experiment], list[int]]:
 
 def ingest(kb: KnowledgeBase, parser: str, documents: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Add ``documents`` the way ``parser`` names; the citewise doc id → the set's doc id."""
+    if parser == EXTERNAL:
+        converted = [
+            markitdown_document(f"{doc['id']}.html", doc.get("raw_content", "").encode(), ".html")
+            for doc in documents
+        ]
+        kb.add_upload([], parsed=json.dumps({"documents": converted}).encode())
+        return {f"{doc['id']}.html": doc["id"] for doc in documents}
     if parser == "parsed":
         parsed = [
             {"id": f"{doc['id']}.html", "title": doc.get("title", ""),
@@ -152,6 +169,15 @@ def _plain(fragment: str) -> str:
     return " ".join(html.unescape(_TAG_RE.sub(" ", fragment)).split())
 
 
+def available_parsers() -> tuple[str, ...]:
+    """:data:`PARSERS`, less the external one when markitdown is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("markitdown") is None:
+        return tuple(p for p in PARSERS if p != EXTERNAL)
+    return PARSERS
+
+
 def run_parser_compare(
     dataset: Path,
     config: Path | None,
@@ -172,7 +198,7 @@ def run_parser_compare(
         with tempfile.TemporaryDirectory(prefix="citewise-parsers-") as tmp:
             local = Settings(home=Path(tmp), embedder=embedder)
             for experiment in experiments:
-                for parser in PARSERS:
+                for parser in available_parsers():
                     rows.append(_measure(local, embedder, experiment, parser, documents,
                                          queries, qrels, headings, ks))  # fmt: skip
                     if progress is not None:

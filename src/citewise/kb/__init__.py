@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from citewise.answering import AGENTIC, DEFAULT_WORKFLOW, RAG, WORKFLOWS, workflow_description
+from citewise.answering import (
+    AGENTIC,
+    AGENTIC_TOOLS,
+    DEFAULT_WORKFLOW,
+    RAG,
+    WORKFLOWS,
+    workflow_description,
+)
 from citewise.chunking import OVERLAP_UNITS
 from citewise.graph.events import Done, Event, Status, TextDelta
 from citewise.kb.config import KBConfig
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENTIC",
+    "AGENTIC_TOOLS",
     "ALL_SCOPE",
     "CHAT_MODELS",
     "DEFAULT_CHILD_CHARS",

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
+from citewise.kb.diagnostics_quality import quality, recent
 from citewise.kb.jsonfile import BoundedJSONFile
 from citewise.telemetry import OPERATION, Event
 
@@ -121,6 +122,8 @@ class DiagnosticsHistory:
         self._pending: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
         self._unsaved = False
+        # Why the last write failed (None: it did not): the ``history_unwritable`` alert.
+        self.write_error: str | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> DiagnosticsHistory:
@@ -173,11 +176,33 @@ class DiagnosticsHistory:
     def _flush_locked(self) -> list[dict[str, Any]]:
         events = self._file.read()["events"]
         with self._lock:
-            pending, self._pending = self._pending, []
-        if pending:  # a failed write loses them (a full disk costs diagnostics, not memory)
-            events = self._file.write({"events": [*events, *pending]})["events"]
+            pending = list(self._pending)
+        if pending:
+            try:
+                events = self._file.write({"events": [*events, *pending]})["events"]
+            except OSError as error:
+                # Kept in memory for the next flush, within the file's own bound.
+                with self._lock:
+                    self._pending[:] = self._pending[-MAX_EVENTS:]
+                self.write_error = error.strerror or str(error)
+                raise
+            with self._lock:
+                del self._pending[: len(pending)]  # not the ones recorded meanwhile
+            self.write_error = None
+            self._unsaved = False
         self._flushed = time.monotonic()
         return events
+
+    def _readable_events(self) -> list[dict[str, Any]]:
+        """:meth:`events`, or when the file cannot be written, what it holds and what is
+        waiting in memory (the snapshot then alerts instead of failing)."""
+        try:
+            return self.events()
+        except OSError as error:
+            self.write_error = error.strerror or str(error)
+            with self._lock:
+                waiting = [*self._file.read()["events"], *self._pending]
+            return self._file.bounded({"events": waiting})["events"]
 
     def events(self) -> list[dict[str, Any]]:
         """The kept events, oldest first."""
@@ -195,19 +220,21 @@ class DiagnosticsHistory:
 
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
         """Per window (1m, 5m, 1h): each operation's rate, error rate, zero-result rate and
-        latency percentiles, and its stages' latencies; then the alerts."""
+        latency percentiles and mean, its stages' latencies, and the window's quality
+        (``diagnostics_quality.quality``); the newest events (``recent``); then the alerts."""
         now = self.clock() if now is None else now
-        events = self.events()
-        windows = {
-            name: _window([e for e in events if e.get("t", 0) >= now - seconds], seconds)
-            for name, seconds in WINDOWS.items()
-        }
+        events = self._readable_events()
+        windows = {}
+        for name, seconds in WINDOWS.items():
+            within = [e for e in events if e.get("t", 0) >= now - seconds]
+            windows[name] = {**_window(within, seconds), "quality": quality(within)}
         return {
             "object": "diagnostics",
             "generated_at": round(now, 3),
             "events": len(events),
             "limits": {"events": MAX_EVENTS, "bytes": MAX_BYTES},
             "windows": windows,
+            "recent": recent(events),
             "alerts": self.alerts(windows),
             "rules": asdict(self.rules),
         }
@@ -219,7 +246,14 @@ class DiagnosticsHistory:
     def alerts(self, windows: Mapping[str, Any]) -> list[dict[str, Any]]:
         rules = self.rules
         window = rules.window
-        alerts = []
+        alerts: list[dict[str, Any]] = []
+        if self.write_error is not None:
+            alerts.append({
+                "alert": "history_unwritable", "operation": None, "window": None, "count": None,
+                "value": None, "threshold": None,
+                "message": f"the diagnostics history cannot be written ({self.path}: "
+                f"{self.write_error}); the newest operations are kept in memory only",
+            })  # fmt: skip
         for name, stats in windows[window]["operations"].items():
             count = stats["count"]
             if count < rules.min_events:
@@ -277,9 +311,10 @@ def _percentile(ordered: list[float], fraction: float) -> float:
 
 def _latency(seconds: list[float]) -> dict[str, float | None]:
     if not seconds:
-        return {"p50": None, "p95": None, "p99": None, "max": None}
+        return {"mean": None, "p50": None, "p95": None, "p99": None, "max": None}
     ordered = sorted(seconds)
     return {
+        "mean": round(sum(ordered) / len(ordered), 6),
         "p50": round(_percentile(ordered, 0.50), 6),
         "p95": round(_percentile(ordered, 0.95), 6),
         "p99": round(_percentile(ordered, 0.99), 6),

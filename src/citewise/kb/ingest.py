@@ -356,8 +356,8 @@ def ingest(
     failure leaves it as it was. Without a ``handle``, ``create`` gives the new knowledge
     base to write, switched in whole when its block ends (``Store.rebuild``).
     The caller holds the knowledge base's write lock. The ``scopes`` meta key lists the
-    scopes in use. ``home`` (the installation's) bounds the parses of every process on it
-    together (see :class:`citewise.parsing.slots.ParseSlots`).
+    scopes in use. ``home`` (the installation's) bounds the parse + chunk jobs of every
+    process on it together (see :class:`citewise.parsing.slots.ParseSlots`).
     """
     started = time.perf_counter()
     stored_meta = handle.meta() if handle is not None else {}
@@ -434,10 +434,12 @@ def _chunked(
     known_chunks: set[str],
     home: Path | None = None,
 ) -> _Pending:
-    with _parse_slots(home).held(), telemetry.stage("parse"):
-        sections = item.sections()
-    with telemetry.stage("chunk"):
-        chunks = chunk_sections(sections, max_chars=max_chars, overlap=overlap)
+    # Parse and chunk in one slot: both are CPU work the installation's bound covers.
+    with _parse_slots(home).held():
+        with telemetry.stage("parse"):
+            sections = item.sections()
+        with telemetry.stage("chunk"):
+            chunks = chunk_sections(sections, max_chars=max_chars, overlap=overlap)
     first = sections[0] if sections else None
     document = Document(
         doc_id=item.doc_id,
@@ -446,6 +448,7 @@ def _chunked(
         page=first.page if first else "",
         content_hash=item.fingerprint,
         scope=item.scope,
+        metadata=first.doc_metadata if first else (),
     )
     fresh = [chunk for chunk in chunks if chunk.chunk_id not in known_chunks]
     return _Pending(item, document, chunks, fresh)

@@ -29,6 +29,7 @@ from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb.config import KBConfig, stored_embedder
+from citewise.kb.metadata_filter import narrowed
 from citewise.kb.request import Resolved
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
@@ -333,7 +334,9 @@ class KnowledgeBase:
     def resolve(self, options: Options = None, /, **overrides: Any) -> SearchOptions:
         """This knowledge base's search defaults, overridden by ``options`` and then by
         keyword ``overrides`` (``None`` keeps a default). An unknown scope, query rewrite or
-        reranker raises ConfigurationError naming the known ones (``field``: which)."""
+        reranker raises ConfigurationError naming the known ones (``field``: which). A
+        ``doc_metadata`` filter becomes the ``doc_ids`` of the documents it matches
+        (``kb.metadata_filter``)."""
         return self.resolved(options, **overrides).options
 
     def resolved(self, options: Options = None, /, **overrides: Any) -> Resolved:
@@ -344,12 +347,15 @@ class KnowledgeBase:
             if not overrides:
                 return options
             store, meta, base = options.store, options.meta, options.options
-            return Resolved(_checked(self.name, base.merged(overrides), meta), store, meta)
-        store = self.store
-        meta = store.meta()
-        defaults = KBConfig.from_meta(meta, default_embedder=self.settings.embedder).defaults
-        resolved = defaults.merged(options).merged(overrides)
-        return Resolved(_checked(self.name, resolved, meta), store, meta)
+            checked = _checked(self.name, base.merged(overrides), meta)
+        else:
+            store = self.store
+            meta = store.meta()
+            defaults = KBConfig.from_meta(meta, default_embedder=self.settings.embedder).defaults
+            checked = _checked(self.name, defaults.merged(options).merged(overrides), meta)
+        if checked.doc_metadata and store is not None:
+            checked = narrowed(checked, store.documents())
+        return Resolved(checked, store, meta)
 
     async def asearch(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """The sections that best match ``query``, best first, under this knowledge base's
@@ -369,7 +375,7 @@ class KnowledgeBase:
         embedder = self._search_embedder(resolved, request.meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = retrieve_sync(request.store, embedder, query, resolved)
-            op.set(hits=len(hits), top_k=resolved.top_k)
+            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved))
         return hits
 
     def _answer_request(self, options: Options, overrides: Mapping[str, Any]) -> Resolved:
@@ -396,7 +402,7 @@ class KnowledgeBase:
         embedder = self._search_embedder(options, meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(store, embedder, query, options, model=model)
-            op.set(hits=len(hits), top_k=options.top_k)
+            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options))
         return hits
 
     def _search_embedder(
@@ -529,6 +535,11 @@ def _checked(name: str, options: SearchOptions, meta: Mapping[str, str]) -> Sear
                 field="scope",
             )
     return options
+
+
+def _search_values(options: SearchOptions) -> dict[str, float]:
+    """What the diagnostics count about a search's options: filtered (1) or not (0)."""
+    return {"filtered": 1.0 if options.search_filter() is not None else 0.0}
 
 
 def verification_counts(verification: Verification) -> dict[str, float]:

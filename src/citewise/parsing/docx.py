@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from citewise.errors import MissingExtraError, SourceError
 from citewise.limits import check_table_shape, check_zip_members
@@ -18,6 +19,8 @@ from citewise.parsing.common import (
     image_text,
     markdown_table,
 )
+from citewise.parsing.doc_metadata import docx_metadata, with_metadata
+from citewise.parsing.vision import MAX_IMAGES, VisionModel, describe, vision_model
 
 if TYPE_CHECKING:
     from docx.oxml.xmlchemy import BaseOxmlElement
@@ -41,7 +44,14 @@ class DocxParser(BytesOnlyParser):
     def parse_bytes(
         self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]:
-        return parse_docx(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        budget = _VISION_BUDGET.set([MAX_IMAGES])
+        try:
+            sections = parse_docx(
+                data, doc_id=doc_id, site_url=site_url, version=version, scope=scope
+            )
+        finally:
+            _VISION_BUDGET.reset(budget)
+        return with_metadata(sections, docx_metadata(data))
 
 
 def parse_docx(
@@ -171,19 +181,42 @@ def _paragraph_text(paragraph: Paragraph) -> str:
             pieces.append(f"[{label}]({url})" if label and item.address else item.text)
         else:
             pieces.append(item.text)
-            pieces.extend(_pictures(item._element))
+            pieces.extend(_pictures(item._element, paragraph.part))
     lines = ("".join(pieces)).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
 
 
-def _pictures(element: BaseOxmlElement) -> list[str]:
+def _pictures(element: BaseOxmlElement, part: Any = None) -> list[str]:
     """The pictures in a run as text: their description (Word's alt text, ``descr``) or
-    title; what a figure shows becomes part of the section."""
+    title, and with a vision model configured (``parsing.vision``) what the model says the
+    image shows; what a figure shows becomes part of the section."""
     found = []
+    budget = _VISION_BUDGET.get()
+    vision = vision_model() if part is not None and budget is not None else None
     for properties in element.xpath(".//wp:docPr"):
         described = properties.get("descr") or properties.get("title") or ""
+        if vision is not None and budget is not None and budget[0] > 0:
+            budget[0] -= 1
+            seen = _seen_by_model(properties, part, vision)
+            described = f"{described}. {seen}" if described and seen else described or seen
         found.append(image_text(described))
     return found
+
+
+# How many more pictures of the document being parsed the vision model may describe.
+_VISION_BUDGET: ContextVar[list[int] | None] = ContextVar("vision_budget", default=None)
+
+
+def _seen_by_model(properties: BaseOxmlElement, part: Any, vision: VisionModel) -> str:
+    """The vision model's description of the image a ``wp:docPr`` belongs to ("" if none)."""
+    holder = properties.getparent()
+    embeds = holder.xpath(".//a:blip/@r:embed") if holder is not None else []
+    if not embeds:
+        return ""
+    image = part.related_parts.get(str(embeds[0]))
+    if image is None:
+        return ""
+    return describe(image.blob, getattr(image, "content_type", "image/png"), vision)
 
 
 def _table(table: Table, doc_id: str) -> str:

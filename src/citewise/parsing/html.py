@@ -22,6 +22,7 @@ from citewise.parsing.common import (
     image_text,
     markdown_table,
 )
+from citewise.parsing.doc_metadata import html_metadata, with_metadata
 from citewise.parsing.html_api import (
     is_object_description,
     mkdocstrings_entry,
@@ -108,6 +109,7 @@ def parse_html(
     if base_tag is not None:
         base = urljoin(base, _attr(base_tag, "href"))
     ids = _ids(tags)
+    meta = html_metadata(t for t, _ in tags)
     theme = recognise(tags)
     if not scope and scope_from_nav:
         scope = nav_scope(tags, theme, page_url, site_url)
@@ -131,7 +133,7 @@ def parse_html(
         top = sections[0]
         sections.insert(0, replace(top, title=title, heading_path=(title,), level=1, anchor="",
                                    url=top.url.partition("#")[0], text=""))  # fmt: skip
-    return sections
+    return with_metadata(sections, meta)
 
 
 def page_ids(soup: Tag) -> frozenset[str]:

@@ -13,10 +13,12 @@ from citewise.limits import MAX_OCR_PAGES, OCR_PAGE_SECONDS
 from citewise.models import Section
 from citewise.parsing.budget import extend_budget
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
+from citewise.parsing.doc_metadata import pdf_metadata, with_metadata
 from citewise.parsing.ocr import ocr_available, ocr_pages
 from citewise.parsing.pdf_figures import figure_texts
 from citewise.parsing.pdf_tables import table_pages
 from citewise.parsing.pdf_work import check_pdf_work
+from citewise.parsing.vision import page_image_texts, vision_model
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -92,11 +94,15 @@ def parse_pdf(
             pages[index] = _clean(text)
         figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
+        metadata = pdf_metadata(reader)
     except (SourceError, MemoryError, RecursionError):
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
     pages = _recognised(data, pages, doc_id)
+    if (vision := vision_model()) is not None:
+        for index, texts in page_image_texts(reader, vision).items():
+            figures.setdefault(index, []).extend(texts)
     for index, texts in figures.items():
         pages[index] = "\n\n".join([pages[index], *texts]).strip()
     try:
@@ -142,7 +148,7 @@ def parse_pdf(
             if text or not emitted:
                 sections.append(section(entry.path, index + 1, text))
                 emitted = True
-    return sections
+    return with_metadata(sections, metadata)
 
 
 def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:

@@ -18,6 +18,7 @@ from citewise.errors import SourceError
 from citewise.limits import check_file_size, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.common import file_page, file_url, title_from_name
+from citewise.parsing.doc_metadata import preparsed_metadata, with_metadata
 from citewise.parsing.slugs import UsedAnchors, slugify, unique
 from citewise.sources.upload import upload_doc_id
 
@@ -151,7 +152,7 @@ def parsed_sections(
                 page_number=parsed.page,
             )
         )
-    return sections
+    return with_metadata(sections, preparsed_metadata(document.metadata))
 
 
 def _clean(text: str) -> str:

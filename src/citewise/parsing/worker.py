@@ -25,6 +25,7 @@ import citewise.errors
 from citewise.errors import CitewiseError, SourceError, TooLargeError
 from citewise.limits import ParseBudget
 from citewise.models import Section
+from citewise.parsing import vision
 from citewise.parsing.layout import SiteLayout
 from citewise.sources import SourceFile
 
@@ -77,6 +78,7 @@ def parse_isolated(
         "version": version,
         "scope": scope,
         "layout": layout,
+        "vision_env": vision.env_snapshot(),
     }
     worker = _take(budget.memory_mib)
     try:
@@ -250,6 +252,7 @@ def serve(fd: int, memory_mib: int) -> None:
         except (EOFError, OSError):
             return
         try:
+            vision.apply_env(request.pop("vision_env", {}))
             parse = request.pop("parse")
             reply: tuple[Any, ...] = ("ok", parse(**request))
         except CitewiseError as error:

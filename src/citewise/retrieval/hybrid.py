@@ -61,9 +61,9 @@ def _fuse(
 ) -> list[Hit]:
     """RRF over ranked lists of hits; a fused hit keeps every ranker that found it.
 
-    ``by_score`` weights each term by the hit's score relative to its list's best (for lists
-    from different rankers of one query); plain RRF is for lists from different queries,
-    whose scores are not comparable even within one ranker.
+    ``by_score`` weights each term by the hit's score relative to its list's best (the
+    ratio is scale-free, so lists from different rankers, or from different phrasings of a
+    question, need no calibration); otherwise plain RRF by rank alone.
     """
     chunks: dict[str, Chunk] = {}
     found_by: dict[str, set[str]] = {}
@@ -93,6 +93,21 @@ def _fuse(
         )
         for cid, score in (fused if k is None else fused[:k])
     ]
+
+
+def fuse_queries(rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """Ranked lists of hits for different phrasings of one question (each best first) in
+    one list, ordered by relative-score RRF as :func:`search_many` fuses them; each chunk
+    once, as the hit its first list holds (its own score, not the fused one, so a single
+    list comes back unchanged)."""
+    first: dict[str, Hit] = {}
+    for hits in rankings:
+        for hit in hits:
+            first.setdefault(hit.chunk.chunk_id, hit)
+    fused = relative_score_rrf(
+        [[(hit.chunk.chunk_id, hit.score) for hit in hits] for hits in rankings], k=RRF_K
+    )
+    return [first[cid] for cid, _ in fused]
 
 
 def _named(store: KBStore, named: Sequence[Mention], filter: SearchFilter | None) -> list[Hit]:
@@ -253,12 +268,16 @@ def search_many(
     collapse: bool = True,
     api_weight: float | None = None,
     name_weight: float | None = None,
+    by_score: bool = True,
 ) -> list[Hit]:
     """Search several phrasings of a question and fuse their results by RRF.
 
     Each query contributes its own ranked list (of ``max(candidates, k)`` hits); a hit's
     ``rankers`` is the union over the queries that found it. One distinct query gives
-    exactly ``search``'s result.
+    exactly ``search``'s result. ``by_score`` (the default) weights each term by the hit's
+    fused score relative to its phrasing's best (``relative_score_rrf``, as the rankers of
+    one query are fused), so a phrasing that matched nothing well counts little; false:
+    plain rank RRF. Measured on planner query sets: ``benchmarks/retrieval-parity.md``.
     """
     distinct = list(dict.fromkeys(q for q in queries if q.strip()))
 
@@ -273,4 +292,4 @@ def search_many(
         return one(distinct[0], k)
     rankings = [one(q, max(candidates, k)) for q in distinct]
     with telemetry.stage("fuse"):
-        return _finish(_fuse(rankings, None, rrf_k), k, collapse)
+        return _finish(_fuse(rankings, None, rrf_k, by_score=by_score), k, collapse)

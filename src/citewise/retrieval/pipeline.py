@@ -32,9 +32,10 @@ async def retrieve(
     """The ``options.top_k`` best hits for ``query`` under ``options``, best first.
 
     With a rewrite, the question and its rewrites are searched separately and fused by
-    plain RRF (``search_many``): rank-based, because the phrasings' scores are not
-    comparable. A reranker reorders the first ``rerank_candidates`` fused hits; the context
-    window widens only the hits returned.
+    relative-score RRF (``search_many``): each phrasing's scores relative to its own best,
+    so no calibration across phrasings is needed. Each ranker brings
+    ``candidates_per_ranker`` candidates. A reranker reorders the first
+    ``rerank_candidates`` fused hits; the context window widens only the hits returned.
 
     Raises:
         ConfigurationError: an option needs a chat model (or reranker directory) that is
@@ -54,6 +55,7 @@ async def retrieve(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
         vector_weight=options.vector_weight, collapse=options.collapse_sections,
+        candidates=options.candidates_per_ranker,
     )  # fmt: skip
     if reranker is not None:
         with telemetry.stage("rerank"):
@@ -62,7 +64,9 @@ async def retrieve(
     if options.context_window <= 0:
         return hits
     with telemetry.stage("expand"):
-        return await asyncio.to_thread(expand_hits, store, hits, options.context_window)
+        return await asyncio.to_thread(
+            expand_hits, store, hits, options.context_window, options.context_scope
+        )
 
 
 def check_names(options: SearchOptions) -> SearchOptions:
@@ -100,9 +104,9 @@ def retrieve_sync(
     hits = search_many(
         store, embedder, [query], k=options.top_k, mode=options.ranker,
         filter=options.search_filter(), vector_weight=options.vector_weight,
-        collapse=options.collapse_sections,
+        collapse=options.collapse_sections, candidates=options.candidates_per_ranker,
     )  # fmt: skip
     if options.context_window <= 0:
         return hits
     with telemetry.stage("expand"):
-        return expand_hits(store, hits, options.context_window)
+        return expand_hits(store, hits, options.context_window, options.context_scope)

@@ -171,7 +171,7 @@ def list_documents(kb: str, request: Request) -> dict[str, Any]:
     documents = _open(runtime_of(request), kb).documents()
     return {
         "object": "list",
-        "data": [{"id": d.doc_id, "object": "document", **asdict(d)} for d in documents],
+        "data": [{"id": d.doc_id, "object": "document", **d.as_json()} for d in documents],
     }
 
 

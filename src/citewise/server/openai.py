@@ -20,6 +20,7 @@ from citewise.asyncbridge import in_own_task
 from citewise.errors import CitewiseError
 from citewise.kb import (
     AGENTIC,
+    AGENTIC_TOOLS,
     RAG,
     WORKFLOWS,
     Done,
@@ -77,6 +78,10 @@ DESCRIPTIONS = {
     AGENTIC: (
         "Searches, grades what it found and rewrites the search once when it falls short, "
         "then writes a cited answer (extractive, like citewise-rag, with no chat model)."
+    ),
+    AGENTIC_TOOLS: (
+        "Like citewise-agentic, but the chat model searches by calling a search_docs tool "
+        "and decides again after each rewrite (the chat model must support tool calling)."
     ),
 }
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

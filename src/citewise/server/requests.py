@@ -81,13 +81,19 @@ _DESCRIPTIONS = {
     "query_rewrite": "also search rephrasings written by the chat model (off: the question only)",
     "rerank": "reorder the candidates: cross_encoder (local model), llm, or off",
     "rerank_candidates": "how many fused candidates the reranker sees",
+    "candidates_per_ranker": "how many candidates each ranker (embeddings, BM25) brings to "
+    "the fusion (default 20, chosen by measurement)",
     "vector_weight": "hybrid: the embeddings' share of the fusion, 0-1 (BM25 has the rest); "
     "default equal shares",
-    "context_window": "neighbouring chunks of the same section added to each hit",
+    "context_window": "neighbouring chunks added to each hit",
+    "context_scope": "where the context window's chunks come from: section (the hit's own) "
+    "or page (adjacent sections of the page too)",
     "collapse_sections": "each section once, at its best chunk (false: every matching chunk)",
     "scope": "`all`, or one part (nav section) of the docs",
     "doc_ids": "only these documents",
     "page_prefix": "only pages whose path starts with this",
+    "doc_metadata": "only documents whose metadata has these values, e.g. "
+    '{"author": "Ada"} (author, subject, description, created, modified)',
     "verify": "the answer's grounding check: off, report (in the response), warn (also a "
     "visible warning in the answer) or regenerate (write it again once, naming what the "
     "documentation does not hold)",

@@ -23,6 +23,7 @@ from citewise.models import Chunk, Document, SearchFilter
 from citewise.store.availability import connect_timeout, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_meta, check_name, unknown_kb
+from citewise.store.doc_metadata import document
 
 try:
     import psycopg
@@ -439,11 +440,11 @@ class PostgresKB:
         with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             rows = conn.execute(
-                "SELECT doc_id, title, url, page, content_hash, scope FROM documents "
+                "SELECT doc_id, title, url, page, content_hash, scope, metadata FROM documents "
                 'WHERE kb_id = %s ORDER BY doc_id COLLATE "C"',
                 (kb_id,),
             ).fetchall()
-        return [Document(*row) for row in rows]
+        return [document(row) for row in rows]
 
     def chunk_ids(self) -> set[str]:
         with self.store._read() as conn:

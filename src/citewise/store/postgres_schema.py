@@ -82,6 +82,13 @@ MIGRATIONS = (
         ("ALTER TABLE kbs ALTER COLUMN tokens SET DEFAULT '{0,0,0}'",),
         backfill_identifiers,
     ),
+    # Documents' metadata (author, subject, description, created, modified). Additive with a
+    # default: older processes keep writing documents (without metadata).
+    Migration(
+        3,
+        True,
+        ("ALTER TABLE documents ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'",),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -19,6 +19,7 @@ from citewise.store.base import DocumentUpdate
 from citewise.store.checks import check_updates
 from citewise.store.columns import CHUNK_FIELDS, chunk_values
 from citewise.store.dense import as_windows
+from citewise.store.doc_metadata import metadata_json
 from citewise.store.postgres_terms import IDENT, document_terms, identifier_counts
 
 _COLUMNS = ", ".join(CHUNK_FIELDS)
@@ -74,11 +75,13 @@ def apply_updates(
 
     if updates:
         conn.cursor().executemany(
-            "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (kb_id, doc_id) "
+            "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (kb_id, doc_id) "
             "DO UPDATE SET title = excluded.title, url = excluded.url, page = excluded.page, "
-            "content_hash = excluded.content_hash, scope = excluded.scope",
-            [(kb_id, d.doc_id, d.title, d.url, d.page, d.content_hash, d.scope)
-             for d in (u.document for u in updates)],
+            "content_hash = excluded.content_hash, scope = excluded.scope, "
+            "metadata = excluded.metadata",
+            [(kb_id, d.doc_id, d.title, d.url, d.page, d.content_hash, d.scope,
+              metadata_json(d.metadata)) for d in (u.document for u in updates)],
         )  # fmt: skip
         # The updated documents' chunks that are not in the update.
         _subtract(conn, delta, "DELETE FROM chunks WHERE kb_id = %s AND doc_id = ANY(%s) "

@@ -21,7 +21,7 @@ from citewise.errors import (
     StoreUnavailableError,
 )
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import ann, sqlite_generations, sqlite_keyword
+from citewise.store import ann, doc_metadata, sqlite_generations, sqlite_keyword
 from citewise.store.availability import is_sqlite_unavailable, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
@@ -232,6 +232,7 @@ class SQLiteStore:
                 f"knowledge base {kb!r} cannot be opened ({error}: is the disk full?)"
             ) from error
         sqlite_keyword.install(conn, kb, _record_schema_version)
+        doc_metadata.install(conn, kb, _record_schema_version)
         with self._lock:
             self._conns[key] = (conn, file_id, opened)
         return conn
@@ -312,8 +313,16 @@ class SQLiteStore:
     ) -> None:
         d = update.document
         conn.execute(
-            "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?)",
-            (d.doc_id, d.title, d.url, d.page, d.content_hash, d.scope),
+            "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                d.doc_id,
+                d.title,
+                d.url,
+                d.page,
+                d.content_hash,
+                d.scope,
+                doc_metadata.metadata_json(d.metadata),
+            ),  # fmt: skip
         )
         keep = [c.chunk_id for c in update.chunks]
         new = set(keep) - stored
@@ -495,10 +504,10 @@ class SQLiteKB:
     def documents(self) -> list[Document]:
         with self.store._read(self.name) as conn:
             rows = conn.execute(
-                "SELECT doc_id, title, url, page, content_hash, scope "
+                "SELECT doc_id, title, url, page, content_hash, scope, metadata "
                 "FROM documents ORDER BY doc_id"
             )
-            return [Document(*row) for row in rows]
+            return [doc_metadata.document(row) for row in rows]
 
     def chunk_ids(self) -> set[str]:
         with self.store._read(self.name) as conn:

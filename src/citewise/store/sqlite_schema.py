@@ -16,9 +16,10 @@ from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
 from citewise.store.identifiers import FTS5_TOKENIZER, identifier_text
 from citewise.store.text import query_terms
 
-# 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident); an older
-# file gains what it lacks when first opened (sqlite_keyword.install).
-SCHEMA_VERSION = "3"
+# 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident), 4 the
+# documents' metadata; an older file gains what it lacks when first opened
+# (sqlite_keyword.install, doc_metadata.install).
+SCHEMA_VERSION = "4"
 IDENT_FUNCTION = "citewise_identifiers"
 # Triggers call identifier_text() (registered on every connection), so no code path can
 # change a chunk and leave its identifier entry behind. The anchor counts: an API entry is
@@ -50,7 +51,7 @@ SCHEMA = (
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE documents (
     doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, url TEXT NOT NULL, page TEXT NOT NULL,
-    content_hash TEXT NOT NULL, scope TEXT NOT NULL
+    content_hash TEXT NOT NULL, scope TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}'
 );
 -- rid is the stable integer key the FTS5 index and the dense cache refer to.
 CREATE TABLE chunks (

@@ -67,15 +67,29 @@ function render() {
     row.dataset.operation = name;
     const l = stats.latency;
     cells(row, [name, stats.count, stats.rate_per_minute.toFixed(2), pct(stats.error_rate),
-      pct(stats.zero_result_rate), ms(l.p50), ms(l.p95), ms(l.p99), ms(l.max)]);
+      pct(stats.zero_result_rate), ms(l.mean), ms(l.p50), ms(l.p95), ms(l.p99), ms(l.max)]);
     body.append(row);
     for (const [stage, s] of Object.entries(stats.stages)) {
       const sub = document.createElement("tr");
       sub.className = "stage";
       sub.dataset.operation = name;
-      cells(sub, [stage, "", "", "", "", ms(s.p50), ms(s.p95), ms(s.p99), ms(s.max)]);
+      cells(sub, [stage, "", "", "", "", ms(s.mean), ms(s.p50), ms(s.p95), ms(s.p99),
+        ms(s.max)]);
       body.append(sub);
     }
+  }
+  const q = window.quality;
+  $("quality").textContent = `Top-K fill ${pct(q.top_k_fill)} · citation coverage ` +
+    `${pct(q.citation_coverage)} · reranked ${pct(q.rerank_rate)} · filtered ` +
+    `${pct(q.filtered_rate)} (${q.searches} searches, ${q.answers} answers)`;
+  const recent = $("recent");
+  recent.replaceChildren();
+  for (const event of snapshot.recent) {
+    const row = document.createElement("tr");
+    row.className = "event";
+    cells(row, [new Date(event.t * 1000).toLocaleTimeString(), event.op, event.kb || "",
+      event.outcome, ms(event.seconds), event.subject || ""]);
+    recent.append(row);
   }
 }
 

@@ -1,0 +1,53 @@
+"""Chunking runs inside the installation's parse slot, like parsing: a document's parse +
+chunk job holds one of the home's slot files (``{home}/.parse-slots``) from start to end."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citewise.kb import ingest
+from tests.kb_support import MakeKB, upload
+
+
+def held_slots(folder: Path) -> int:
+    """How many of the folder's slot files some open file holds locked now (a lock taken
+    through another open file of this process blocks a new one as well)."""
+    held = 0
+    for path in sorted(folder.glob("slot-*.lock")):
+        handle = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held += 1
+        finally:
+            os.close(handle)
+    return held
+
+
+def test_chunking_holds_the_parse_slot(
+    make_kb: MakeKB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITEWISE_PARSE_CONCURRENCY", "1")
+    kb = make_kb("slots")
+    folder = tmp_path / "home" / ".parse-slots"
+    seen: list[int] = []
+    chunk_sections = ingest.chunk_sections
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        # The real chunker, called while recording how many slots are held around it.
+        seen.append(held_slots(folder))
+        return chunk_sections(*args, **kwargs)
+
+    monkeypatch.setattr(ingest, "chunk_sections", observed)
+    kb.add_documents([upload("a.md", "# A\n\nAlpha text."), upload("b.md", "# B\n\nBeta text.")])
+    assert seen == [1, 1]
+    assert held_slots(folder) == 0  # released after each job
+    assert [hit.chunk.doc_id for hit in kb.search("Beta", search_type="full_text", top_k=1)] == [
+        "b.md"
+    ]
