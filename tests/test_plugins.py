@@ -260,7 +260,12 @@ def test_the_server_selects_each_part_by_name(
 
         with OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as sdk:
             cards = sdk.models.list().data
-            assert [card.id for card in cards] == ["citewise-rag", "citewise-agentic", "demo-echo"]
+            assert [card.id for card in cards] == [
+                "citewise-rag",
+                "citewise-agentic",
+                "citewise-agentic-tools",
+                "demo-echo",
+            ]
             assert cards[2].model_extra["description"] == (  # type: ignore[index]
                 "Echoes the question, with the sections one search finds."
             )
