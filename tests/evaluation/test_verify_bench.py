@@ -8,9 +8,11 @@ import pytest
 
 from citewise.evaluation.verify_bench import (
     ANSWER_CHARS,
+    NEAR,
     format_report,
     padded,
     run_verify_benchmark,
+    wrong_sources,
 )
 from citewise.grounding import BLOCK_THRESHOLD, CITATION_THRESHOLD
 from citewise.kb import KnowledgeBase
@@ -45,3 +47,29 @@ def test_answers_are_padded_to_the_benchmark_size(lgos_kb: KnowledgeBase) -> Non
 
     assert len(text) == ANSWER_CHARS and text.startswith("Short answer.\n\n")
     assert hits[0].url in text
+
+
+def test_negatives_leave_out_the_sections_a_case_ranks_near_its_own_question(
+    lgos_kb: KnowledgeBase,
+) -> None:
+    install = "How do I install the package?"
+    hits = {
+        "install": lgos_kb.search(install, top_k=10),
+        "auth": lgos_kb.search("API key authentication", top_k=10),
+        "same": lgos_kb.search(install, top_k=10),
+    }
+    near_install = {hit.url for hit in lgos_kb.search(install, top_k=NEAR)}
+    # The install search's 11th to 30th sections, as another case's top ten.
+    hits["edge"] = [
+        h
+        for h in lgos_kb.search(install, top_k=NEAR)
+        if h.url not in {x.url for x in hits["install"]}
+    ][:10]
+    near = {"install": near_install, "auth": set(), "same": set(), "edge": set()}
+
+    (auth,) = wrong_sources("install", hits, near)
+
+    assert hits["edge"] and all(hit.url in near_install for hit in hits["edge"])
+    assert {hit.url for hit in auth.hits} == {h.url for h in hits["auth"]} - near_install
+    assert not {hit.url for hit in auth.hits} & near_install
+    assert len(wrong_sources("auth", hits, near)) == 3

@@ -7,8 +7,10 @@ sentences of those sections (inline code, a link) to 2,000 characters; ``verify`
 Thresholds: the written answers (a JSON file: case id → answer, ``{docs}`` standing for the
 ``_docs`` URL) give *positives*, each claim block scored against its own case's sections
 and each written citation against the section it cites; the same blocks and sentences
-scored against the sections of another case (one that retrieved none of this case's
-sections) give *negatives*.
+scored against the sections of another case give *negatives*, leaving out every section
+that this case's own search ranks in its top ``NEAR`` (a section near its question may
+answer it: the top ten's edge moves with any ranking change, and a section just past it
+is not a wrong one).
 The report lists both distributions and, per threshold, the share of positives kept and
 of negatives let through.
 """
@@ -34,6 +36,8 @@ from citewise.models import Citation, Hit
 
 ANSWER_CHARS = 2000
 SECTIONS = 10
+NEAR = 3 * SECTIONS
+"""A case's negatives leave out the sections its own search ranks this high."""
 THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
@@ -94,10 +98,11 @@ def run_verify_benchmark(
     answers = load_answers(answers_path)
     cases = [c for c in load_cases(cases_path) if c.parts and c.id in answers]
     hits = {c.id: kb.search(_query(c), top_k=SECTIONS, scope=c.scope) for c in cases}
+    near = {c.id: {h.url for h in kb.search(_query(c), top_k=NEAR, scope=c.scope)} for c in cases}
     return {
         "cases": [c.id for c in cases],
         "speed": _speed(cases, answers, hits, rounds),
-        "thresholds": _thresholds(cases, answers, hits),
+        "thresholds": _thresholds(cases, answers, hits, near),
         "current": {"citation": CITATION_THRESHOLD, "block": BLOCK_THRESHOLD},
     }
 
@@ -133,19 +138,36 @@ def _speed(
     }
 
 
+def wrong_sources(
+    case_id: str, hits: dict[str, list[Hit]], near: dict[str, set[str]]
+) -> list[Sources]:
+    """Each other case's sections that ``case_id``'s own search does not rank near it.
+
+    ``near`` holds each case's top ``NEAR`` section URLs; a case left with no section
+    gives no negative.
+    """
+    found = [
+        Sources([hit for hit in other if hit.url not in near[case_id]])
+        for other_id, other in hits.items()
+        if other_id != case_id
+    ]
+    return [sources for sources in found if sources.hits]
+
+
 def _thresholds(
-    cases: Sequence[Case], answers: dict[str, str], hits: dict[str, list[Hit]]
+    cases: Sequence[Case],
+    answers: dict[str, str],
+    hits: dict[str, list[Hit]],
+    near: dict[str, set[str]],
 ) -> dict[str, Any]:
     block_pos: list[float] = []
     block_neg: list[float] = []
     cite_pos: list[float] = []
     cite_neg: list[float] = []
-    urls = {c.id: {hit.url for hit in hits[c.id]} for c in cases}
     for case in cases:
         text = answers[case.id]
         own = Sources(hits[case.id])
-        # Negatives only from cases that retrieved none of this case's sections.
-        others = [Sources(hits[o.id]) for o in cases if not urls[o.id] & urls[case.id]]
+        others = wrong_sources(case.id, hits, near)
         for block in claims(text):
             words = content_words(without_links(block.text))
             block_pos.append(own.best_section(words)[1])
@@ -193,9 +215,9 @@ def format_report(report: dict[str, Any]) -> str:
         "their own case's sections (best section), and each citation the writer made scored "
         "against the section it cites (its sentence's content words found there); "
         "*negatives* are the same blocks and sentences scored against the sections of "
-        "another case that retrieved none of this case's sections (the best of them: the "
-        "hardest wrong section). A threshold keeps positives at or over it and lets the "
-        "negatives at or over it through.",
+        f"another case, less any that this case's own search ranks in its top {NEAR} "
+        "(the best of them: the hardest wrong section). A threshold keeps positives at or "
+        "over it and lets the negatives at or over it through.",
         "",
         f"## Speed ({speed['answer_chars']}-character answer, {speed['sections']} sections, "
         f"{speed['rounds']} rounds per case)",
