@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from citewise.grounding.contradiction import contradictions
+from citewise.grounding.internal import internal_names
 from citewise.grounding.markdown import (
     INLINE_CODE,
     Block,
@@ -413,6 +414,7 @@ def check(
         problems += contradictions(text, sources.vocabulary)
         problems += list_problems(text, sources)
         problems += diagram_labels(text, sources)
+        problems += internal_names(text, sources.vocabulary)
     return Verification(
         unsupported=unsupported,
         outside_links=outside_links(text, sources),
