@@ -6,7 +6,8 @@ const $ = (id) => document.getElementById(id);
 const STORE = "citewise-chat"; // the conversation, kept across reloads
 const KEY = "citewise-key"; // an API key that worked
 let defaults = { scope: "all" };
-let turns = loadTurns(); // {question, answer, annotations, results, statuses, error, stopped}
+// {question, answer, annotations, results, verification, statuses, error, stopped}
+let turns = loadTurns();
 let running = null; // the AbortController of the answer in progress
 let chatNumber = 0; // which conversation is on screen (a "new chat" starts the next)
 
@@ -184,7 +185,8 @@ function showTurn(data) {
   if (data.answer) {
     const element = Object.assign(document.createElement("div"), { className: "answer" });
     turn.append(element);
-    renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+    renderSources(turn,
+      renderAnswer(element, data.answer, data.annotations, data.results, data.verification));
   }
   endTurn(turn, data);
 }
@@ -262,6 +264,9 @@ async function ask(question, signal) {
         case "response.completed": {
           const found = event.response.output.find((item) => item.type === "file_search_call");
           data.results = found ? found.results : [];
+          // The grounding check's report (a JSON string: metadata values are strings).
+          const report = (event.response.metadata || {}).citewise_verification;
+          data.verification = report ? JSON.parse(report) : null;
           break;
         }
       }
@@ -269,7 +274,8 @@ async function ask(question, signal) {
     finished = true;
     if (element) {
       const stick = nearBottom();
-      renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+      renderSources(turn,
+      renderAnswer(element, data.answer, data.annotations, data.results, data.verification));
       follow(stick);
     }
     return true;
