@@ -38,7 +38,7 @@ NEGATORS = frozenset(
 NEGATIVE_STATES = frozenset("disabled false".split())
 _STATES = NEGATORS | NEGATIVE_STATES | frozenset("enabled true required".split())
 _WORD = re.compile(r"[a-z']+")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|,\s+(?=(?:and|but|while|whereas|although)\s)")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|,\s+(?=(?:and|but|so|while|whereas|although)\s)")
 
 
 def polarity(text: str) -> int:
