@@ -943,6 +943,9 @@ ITEMS3 = [
 
 ROOT = "https://ilkersigirci.github.io/langgraph-openai-serve/0.12.0/"
 kb = KnowledgeBase("lgos")
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "grounding-answers.jsonl"
+# Real answers labelled from a model run (benchmarks/grounding_real.py) are kept as they are.
+REAL = [line for line in DATA.read_text().splitlines() if line.startswith('{"id": "r-')]
 out = open(Path(__file__).resolve().parents[1] / "tests" / "data" / "grounding-answers.jsonl", "w")
 for n, (q, a, label, cls, source, extra) in enumerate(ITEMS + ITEMS2 + ITEMS3):
     urls = []
@@ -972,4 +975,6 @@ for n, (q, a, label, cls, source, extra) in enumerate(ITEMS + ITEMS2 + ITEMS3):
         else "tune",
     }
     out.write(json.dumps(item) + "\n")
+for line in REAL:
+    out.write(line + "\n")
 out.close()

@@ -257,6 +257,9 @@ CONTEXT_THRESHOLD = 0.5
 section that shows the command holds this share of its content words…"""
 
 
+# Words a lead-in uses of the command itself ("using the `x` command"), not of its purpose.
+_UNIT_WORDS = frozenset("command commands code snippet script line terminal shell".split())
+
 CONTEXT_MARGIN = 1 / 3 - 1e-9
 """…and flagged only when another retrieved section holds at least a third more of them
 (one more word of a three-word lead-in)."""
@@ -277,7 +280,7 @@ def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
             if c.url in sources.section_words
         }
         said = content_words(without_links(INLINE_CODE.sub(" ", unit.lead_in)))
-        said -= content_words(line)
+        said -= content_words(line) | _UNIT_WORDS
         if not holding or len(said) < 2:
             continue
         # What a section is about is its heading path ("Get Started › Install"); flagged
