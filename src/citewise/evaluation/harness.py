@@ -238,6 +238,7 @@ def run_assistant_eval(
     cases = load_cases(cases_path)
     started = time.perf_counter()
     done: list[CaseOutcome] = []
+    commit = git_commit()  # the code that runs: the checkout may move while a long run goes
 
     def results_of(outcomes: Sequence[CaseOutcome]) -> dict[str, Any]:
         failed = [o.case.id for o in outcomes if not o.passed]
@@ -257,7 +258,8 @@ def run_assistant_eval(
                 local_model=model_stats(model),
                 seconds=round(time.perf_counter() - started, 1),
                 finished=len(outcomes),
-            ),
+            )
+            | {"git_commit": commit},
             "checks": aggregate(o.checks for o in outcomes),
             "checks_per_run": aggregate(run for o in outcomes for run in o.run_checks),
             "figures": planner_figures(outcomes),
