@@ -40,6 +40,45 @@ LABELS: dict[str, tuple[str, str, str]] = {
         "uv add langgraph-openai-serve installs; uvicorn app:app --reload starts the server "
         "(the app.py step is left out, nothing is wrong)",
     ),
+    "follow-auth-production": (
+        "wrong",
+        "unsupported",
+        "generic API advice (rate limiting, key rotation, monitoring) where the "
+        "authentication guide's production notes say something else: none of it is in the docs",
+    ),
+    "chat-thanks": (
+        "right",
+        "unsupported",
+        "a fine reply to thanks (the planner searched needlessly: the sections are unrelated)",
+    ),
+    "vague-it-broke": (
+        "wrong",
+        "unsupported",
+        "should ask what does not work; it sends the user to a 'customer support team' the "
+        "project does not have (no sections: nothing was searched)",
+    ),
+    "unrelated-recipe": (
+        "right",
+        "unsupported",
+        "declines the unrelated request (after a needless search)",
+    ),
+    "scope-tutorials-grafana": (
+        "wrong",
+        "unsupported",
+        "an invented Grafana setup (an HTTP data source on `/api/traces`); the docs' "
+        "Grafana path is the production OTel overlay, outside the tutorials scope searched",
+    ),
+    "lang-de-auth": (
+        "right",
+        "unsupported",
+        "the authentication guide's middleware and client, explained in (clumsy) German",
+    ),
+    "name-api-docs": (
+        "right",
+        "contradiction",
+        "`LGOS_OPENAI_API_DOCS_ENABLED=false` keeps the docs off (it is also the default, "
+        "which the answer does not say)",
+    ),
 }
 
 
