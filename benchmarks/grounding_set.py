@@ -5,7 +5,8 @@ Each item: (question, answer, label, class, source, extra). Sections: the top 4 
 question on the LGOS 0.12.0 index (minilm, hybrid), plus the top 2 of each extra query and
 each "url:" section named. Run ``CITEWISE_HOME=HOME python benchmarks/grounding_set.py`` to
 write the JSONL again (every third item of ITEMS is held out; ITEMS2 is a second held-out
-batch written after the first held-out measurement and run once before any change).
+batch written after the first held-out measurement and run once before any change;
+ITEMS3, held-out-3, internal names offered as calls, written before their check was run on them).
 """
 
 import json
@@ -788,10 +789,165 @@ ITEMS2 = [
 ]
 
 
+# Written for the internal-name check (grounding/internal.py) after its rule was written and
+# before it was measured on them: run once, not tuned on (split held-out-3).
+ITEMS3 = [
+    (
+        "How do I list the available models?",
+        "Call `get_models()` to list the registered graph models.",
+        "wrong",
+        "internal-name",
+        C,
+        ["url:reference/#langgraph_openai_serve.api.models.service.get_models"],
+    ),
+    (
+        "How do I list the available models?",
+        "Call `client.models.list()` with the official openai client: it lists every registered graph model (`GET /v1/models`).",
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:reference/#langgraph_openai_serve.api.models.service.get_models",
+            "list models with the openai client",
+        ],
+    ),
+    (
+        "How do I change the API prefix?",
+        'Call `normalize_openai_api_prefix("/api")` at startup to change the prefix.',
+        "wrong",
+        "internal-name",
+        C,
+        [
+            "url:reference/#openai-compatible-api",
+            "url:reference/#langgraph_openai_serve.core.settings.normalize_openai_api_prefix",
+        ],
+    ),
+    (
+        "How do I change the API prefix?",
+        'Call `bind_openai_api(prefix="/api")` on the server object, or set `LGOS_OPENAI_API_PREFIX`.',
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:reference/#openai-compatible-api",
+            "url:reference/#langgraph_openai_serve.LanggraphOpenaiServe.bind_openai_api",
+            "url:reference/#langgraph_openai_serve.core.settings.normalize_openai_api_prefix",
+        ],
+    ),
+    (
+        "How do I get a complete, non-streamed response?",
+        "Call `invoke_run()` instead of streaming; it returns one complete response.",
+        "wrong",
+        "internal-name",
+        C,
+        [
+            "url:explanation/langgraph-integration/#runner-behavior",
+            "url:reference/#langgraph_openai_serve.graph.runner.invoke_run",
+        ],
+    ),
+    (
+        "How do I get a complete, non-streamed response?",
+        "Send the request with `stream=false` (or leave `stream` out): the route returns one OpenAI chat completion.",
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:explanation/langgraph-integration/#runner-behavior",
+            "url:reference/#langgraph_openai_serve.graph.runner.invoke_run",
+        ],
+    ),
+    (
+        "How do I check the citation indices I receive?",
+        "Use `citation_slice(annotation, text)` to validate the received indices and convert them back to a Python slice.",
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:reference/#citation-events",
+            "url:reference/#langgraph_openai_serve.graph.events.citation_slice",
+        ],
+    ),
+    (
+        "How do I show progress while my graph runs?",
+        "Call `client_event_extension()` from your node to send a status update to the client.",
+        "wrong",
+        "internal-name",
+        C,
+        [
+            "url:reference/#client-stream-events",
+            "url:reference/#langgraph_openai_serve.graph.events.client_event_extension",
+        ],
+    ),
+    (
+        "How do I show progress while my graph runs?",
+        'Inside the node, write a status event with the stream writer:\n\n```python\nfrom langgraph.config import get_stream_writer\nfrom langgraph_openai_serve import status_event\n\nwriter = get_stream_writer()\nwriter(status_event("Generating audio", namespace=("media",)))\n```\n\nFinish the sequence with `done=True`.',
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:reference/#client-stream-events",
+            "url:reference/#langgraph_openai_serve.graph.events.client_event_extension",
+        ],
+    ),
+    (
+        "How do I check that the server is healthy?",
+        "Call `health_check()` from your client; it reports whether the server is up.",
+        "wrong",
+        "internal-name",
+        C,
+        [
+            "url:reference/#openai-compatible-api",
+            "url:reference/#langgraph_openai_serve.api.health.views.health_check",
+        ],
+    ),
+    (
+        "How do I check that the server is healthy?",
+        "Send `GET /v1/health`: it is the health check endpoint.",
+        "right",
+        "internal-name",
+        C,
+        [
+            "url:reference/#openai-compatible-api",
+            "url:reference/#langgraph_openai_serve.api.health.views.health_check",
+        ],
+    ),
+    (
+        "How can I follow one request through my logs?",
+        "Call `bind_log_context(request_id=...)` at the start of each request so every log line carries the request ID.",
+        "wrong",
+        "internal-name",
+        C,
+        ["url:reference/#langgraph_openai_serve.core.logging.bind_log_context"],
+    ),
+    (
+        "How can I follow one request through my logs?",
+        "Send an `X-Request-ID` header (LGOS generates one when it is missing): LGOS adds `request_id` to its log records and returns the ID in the `X-Request-ID` response header.",
+        "right",
+        "internal-name",
+        C,
+        ["url:reference/#langgraph_openai_serve.core.logging.bind_log_context"],
+    ),
+    (
+        "How do I get streamed citations?",
+        "Use `run_langgraph_stream()` to stream the graph; the citations arrive as events.",
+        "wrong",
+        "internal-name",
+        C,
+        [
+            "url:reference/#citation-events",
+            "url:reference/#langgraph_openai_serve.graph.runner.run_langgraph_stream",
+        ],
+    ),
+]
+
+
 ROOT = "https://ilkersigirci.github.io/langgraph-openai-serve/0.12.0/"
 kb = KnowledgeBase("lgos")
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "grounding-answers.jsonl"
+# Real answers labelled from a model run (benchmarks/grounding_real.py) are kept as they are.
+REAL = [line for line in DATA.read_text().splitlines() if line.startswith('{"id": "r-')]
 out = open(Path(__file__).resolve().parents[1] / "tests" / "data" / "grounding-answers.jsonl", "w")
-for n, (q, a, label, cls, source, extra) in enumerate(ITEMS + ITEMS2):
+for n, (q, a, label, cls, source, extra) in enumerate(ITEMS + ITEMS2 + ITEMS3):
     urls = []
     if extra is not None:
         for e in extra:
@@ -810,7 +966,15 @@ for n, (q, a, label, cls, source, extra) in enumerate(ITEMS + ITEMS2):
         "label": label,
         "class": cls,
         "source": source,
-        "split": "held-out-2" if n >= len(ITEMS) else "held-out" if n % 3 == 2 else "tune",
+        "split": "held-out-3"
+        if n >= len(ITEMS) + len(ITEMS2)
+        else "held-out-2"
+        if n >= len(ITEMS)
+        else "held-out"
+        if n % 3 == 2
+        else "tune",
     }
     out.write(json.dumps(item) + "\n")
+for line in REAL:
+    out.write(line + "\n")
 out.close()

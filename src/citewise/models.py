@@ -197,8 +197,10 @@ class Problem:
     from a module the sections do not import it from), ``context`` (a documented command
     offered for what its section does not say), ``contradiction`` (a sentence its section
     says the opposite of), ``list`` (list items a section holds, under a lead-in that
-    section does not support). ``text``: the answer's words; ``detail``: what the sections
-    say instead.
+    section does not support), ``diagram`` (list items that are only a diagram's labels),
+    ``internal`` (a call offered to the reader that the sections show only as an internal
+    API entry or in a description of how things work). ``text``: the answer's words;
+    ``detail``: what the sections say instead.
     """
 
     kind: str

@@ -65,6 +65,8 @@ def test_five_runs_against_an_endpoint_then_a_replay_without_a_model(
     assert results["planner"]["needless_searches"] == 0
     first = results["cases"][0]
     assert len(first["runs"]) == 5 and set(first["runs"][0]["checks"]) >= {"searched", "part_0"}
+    # The sections the answer was written from, to read it against them later.
+    assert first["sections"] and all(s.startswith("https://") for s in first["sections"])
     assert results["provenance"]["endpoint"] == stub.base_url
     report = (out / "report.md").read_text()
     assert "| searched | structural | 10 | 0 | 1.000 | 1.000 |" in report

@@ -17,7 +17,7 @@ import pytest
 from citewise.config import Settings
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
-from citewise.testing import script
+from citewise.testing import ScriptedChatModel, script
 from tests.kb_support import MakeKB, sections, upload
 
 from .conftest import ENDLESS_WORDS, FAIL, RICH, TRICKY, EndlessModel, cite_first
@@ -243,3 +243,37 @@ def test_the_bm25_toggle_switches_the_search_to_embeddings_only(extractive_url: 
     assert "citewise_settings" not in first  # nothing differs from the defaults
     assert json.loads(second["citewise_settings"]) == {"search_type": "vector"}
     assert seen["answer"]["citations"]
+
+
+UNSUPPORTED = "The canteen serves a free lunch to every employee on Fridays."
+
+
+@pytest.fixture
+def unsupported_url(make_kb: MakeKB, tmp_path: Path) -> Iterator[str]:
+    """A scripted model that answers with one block a section supports and one it does not."""
+    make_kb("files").add_documents([upload("hr/leave-policy.md", HANDBOOK)])
+    model = script(answer=f"Annual leave is 25 days a year.\n\n{UNSUPPORTED}")
+    app = create_app(
+        Settings(home=tmp_path / "home"),
+        ServerOptions(kb="files"),
+        model_factory=lambda: ScriptedChatModel(reply=model),
+    )
+    with running(app) as url:
+        yield url
+
+
+@pytest.mark.browser
+def test_a_block_no_section_supports_is_marked_as_such(
+    unsupported_url: str, tmp_path: Path
+) -> None:
+    shots = Path(os.environ.get("CITEWISE_ARTIFACTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    seen = drive("unsupported", unsupported_url, "How many days of annual leave?", str(shots))
+
+    # Only the unsupported paragraph is marked, with a visible label and a tooltip.
+    assert seen["blocks"] == 2
+    assert [m["text"] for m in seen["marked"]] == [UNSUPPORTED]
+    (marked,) = seen["marked"]
+    assert marked["tag"] == "p" and "grounding check" in marked["title"]
+    assert "Not supported by the sources" in marked["label"]
+    assert seen["afterReload"] == seen["marked"]  # kept with the stored conversation

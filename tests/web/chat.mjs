@@ -6,6 +6,7 @@
 //   node chat.mjs keys BASE_URL QUESTION WRONG_KEY RIGHT_KEY
 //   node chat.mjs bm25 BASE_URL QUESTION
 //   node chat.mjs library BASE_URL QUESTION KB
+//   node chat.mjs unsupported BASE_URL QUESTION SHOTS_DIR
 import { chromium } from "playwright-core";
 
 const [mode, url, ...rest] = process.argv.slice(2);
@@ -241,6 +242,26 @@ async function library(question, kb) {
   result.sent = sent;
 }
 
+// The blocks the grounding check found unsupported, as the page marks them (and after a
+// reload, from the stored conversation).
+async function unsupported(question, shots) {
+  const page = await open();
+  await ask(page, question);
+  await page.waitForSelector(DONE);
+  const marked = () => page.$$eval(`${LAST} .answer .unsupported`, (es) => es.map((e) => ({
+    tag: e.tagName.toLowerCase(),
+    text: e.textContent,
+    title: e.title,
+    label: getComputedStyle(e, "::before").content,
+  })));
+  result.marked = await marked();
+  result.blocks = await page.$$eval(`${LAST} .answer p, ${LAST} .answer li`, (es) => es.length);
+  await page.screenshot({ path: `${shots}/web-chat-unsupported.png`, fullPage: true });
+  await page.reload();
+  await page.waitForSelector(`${LAST} .answer`);
+  result.afterReload = await marked();
+}
+
 const result = { pageErrors: [] };
 try {
   if (mode === "scripted") await scripted(...rest);
@@ -249,6 +270,7 @@ try {
   else if (mode === "keys") await keys(...rest);
   else if (mode === "bm25") await bm25(...rest);
   else if (mode === "library") await library(...rest);
+  else if (mode === "unsupported") await unsupported(...rest);
   else throw new Error(`unknown mode ${mode}`);
 } catch (error) {
   // What the page showed when it went wrong, for the test's failure message.

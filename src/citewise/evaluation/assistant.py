@@ -117,6 +117,8 @@ class CaseOutcome:
             "part_ranks": self.part_ranks(),
             "page_part_ranks": self.part_ranks(level="page"),
             "reply": first.text if first else None,
+            # The sections the first answer was written from (to read it against them).
+            "sections": [hit.url for hit in first.hits] if first else [],
             "median_latency_ms": round(1000 * statistics.median(self.latencies), 1)
             if self.latencies
             else None,

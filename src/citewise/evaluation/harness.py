@@ -237,6 +237,61 @@ def run_assistant_eval(
     ``--replay``)."""
     cases = load_cases(cases_path)
     started = time.perf_counter()
+    done: list[CaseOutcome] = []
+    commit = git_commit()  # the code that runs: the checkout may move while a long run goes
+
+    def results_of(outcomes: Sequence[CaseOutcome]) -> dict[str, Any]:
+        failed = [o.case.id for o in outcomes if not o.passed]
+        sets = [QuerySet(o.case.id, tuple(tuple(a.queries) for a in o.answers)) for o in outcomes]
+        latencies = [seconds for o in outcomes for seconds in o.latencies]
+        results: dict[str, Any] = {
+            "provenance": _provenance(
+                cases_path,
+                cases,
+                kb,
+                model_name(model),
+                runs=runs,
+                workflow=workflow,
+                judge=model_name(judge),
+                fail_on_judge=fail_on_judge,
+                endpoint=endpoint,
+                local_model=model_stats(model),
+                seconds=round(time.perf_counter() - started, 1),
+                finished=len(outcomes),
+            )
+            | {"git_commit": commit},
+            "checks": aggregate(o.checks for o in outcomes),
+            "checks_per_run": aggregate(run for o in outcomes for run in o.run_checks),
+            "figures": planner_figures(outcomes),
+            "page_figures": planner_figures(outcomes, level="page"),
+            "planner": planner_behaviour([o.case for o in outcomes], sets),
+            "latency_ms": _latency_summary(latencies),
+            "cases": [o.json() for o in outcomes],
+            "failed_cases": failed,
+        }
+        if judge is not None:
+            results["agreement"] = agreement([(o.check_ok, o.grounding) for o in outcomes])
+        return results
+
+    def write(outcomes: Sequence[CaseOutcome]) -> list[Path]:
+        """Every output again: a run of minutes per case that stops keeps what finished."""
+        if out_dir is None:
+            return []
+        results = results_of(outcomes)
+        sets = [QuerySet(o.case.id, tuple(tuple(a.queries) for a in o.answers)) for o in outcomes]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = [out_dir / "results.json", out_dir / "report.md"]
+        written[0].write_text(json.dumps(results, indent=2) + "\n")
+        written[1].write_text(assistant_report(results))
+        written.append(_write_queries(out_dir, sets, cases_path, model))
+        return written
+
+    def progress(outcome: CaseOutcome) -> None:
+        _progress(outcome)
+        done.append(outcome)
+        if len(done) < len(cases):
+            write(done)
+
     outcomes = asyncio.run(
         evaluate_assistant(
             cases,
@@ -245,46 +300,13 @@ def run_assistant_eval(
             workflow=workflow,
             runs=runs,
             fail_on_judge=fail_on_judge,
-            progress=_progress,
+            progress=progress,
         )  # fmt: skip
     )
-    elapsed = time.perf_counter() - started
-    failed = [o.case.id for o in outcomes if not o.passed]
-    sets = [QuerySet(o.case.id, tuple(tuple(a.queries) for a in o.answers)) for o in outcomes]
-    latencies = [seconds for o in outcomes for seconds in o.latencies]
-    results: dict[str, Any] = {
-        "provenance": _provenance(
-            cases_path,
-            cases,
-            kb,
-            model_name(model),
-            runs=runs,
-            workflow=workflow,
-            judge=model_name(judge),
-            fail_on_judge=fail_on_judge,
-            endpoint=endpoint,
-            local_model=model_stats(model),
-            seconds=round(elapsed, 1),
-        ),
-        "checks": aggregate(o.checks for o in outcomes),
-        "checks_per_run": aggregate(run for o in outcomes for run in o.run_checks),
-        "figures": planner_figures(outcomes),
-        "page_figures": planner_figures(outcomes, level="page"),
-        "planner": planner_behaviour(cases, sets),
-        "latency_ms": _latency_summary(latencies),
-        "cases": [o.json() for o in outcomes],
-        "failed_cases": failed,
-    }
-    if judge is not None:
-        results["agreement"] = agreement([(o.check_ok, o.grounding) for o in outcomes])
+    results = results_of(outcomes)
+    failed = results["failed_cases"]
     text = _assistant_text(outcomes, results, judged=judge is not None)
-    written: list[Path] = []
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written += [out_dir / "results.json", out_dir / "report.md"]
-        written[0].write_text(json.dumps(results, indent=2) + "\n")
-        written[1].write_text(assistant_report(results))
-        written.append(_write_queries(out_dir, sets, cases_path, model))
+    written = write(outcomes)
     return EvalOutcome(results, text, failed, written)
 
 

@@ -128,6 +128,11 @@ def assistant_report(results: Mapping[str, Any]) -> str:
         f"- runs per case: {provenance.get('runs', 1)}; git commit: "
         f"`{provenance.get('git_commit') or 'unknown'}`",
         f"- command: `{provenance['command']}`",
+        *(
+            [f"- **cases done: {len(cases)} of {provenance['cases']}** (the run was stopped)"]
+            if len(cases) < provenance.get("cases", len(cases))
+            else []
+        ),
         f"- {len(cases) - len(results['failed_cases'])}/{len(cases)} cases passed "
         "(deterministic checks; the judge scores only"
         + (", here it fails cases too" if provenance.get("fail_on_judge") else "")

@@ -35,10 +35,10 @@ NEGATORS = frozenset(
     "not no never without cannot neither nor none nothing isn't aren't doesn't "
     "don't didn't won't can't shouldn't mustn't wasn't".split()
 )
-NEGATIVE_STATES = frozenset("disabled false".split())
+NEGATIVE_STATES = frozenset("disabled disable disables false".split())
 _STATES = NEGATORS | NEGATIVE_STATES | frozenset("enabled true required".split())
 _WORD = re.compile(r"[a-z']+")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|,\s+(?=(?:and|but|while|whereas|although)\s)")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|,\s+(?=(?:and|but|so|while|whereas|although)\s)")
 
 
 def polarity(text: str) -> int:

@@ -73,12 +73,19 @@ def prose_tokens(prose: str) -> Iterator[str]:
         yield match.group(1)
 
 
+_CALL_SPAN = re.compile(r"\s*(?:await\s+)?[A-Za-z_][\w.]*\(.*\)\s*", re.S)
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
 def inline_code_tokens(code: str) -> Iterator[str]:
     """Every name in an inline code span (the span itself when the docs hold it whole is
     checked by the caller first)."""
     # ``NAME=value``: the value is the user's choice or checked with its name as a unit
     # (``grounding/units.py``), not a name of its own.
     code = _ASSIGNED_VALUE.sub(lambda m: m.group(1), code)
+    # A call's string arguments (``bind_openai_api(prefix="/api")``) are values, not names.
+    if _CALL_SPAN.fullmatch(code):
+        code = _STRING.sub(" ", code)
     # ``<api-key>`` is a placeholder, not a name; ``python -m x`` runs ``x``.
     code = normalize_command(_PLACEHOLDER.sub(" ", code))
     for word in _CODE_WORD.findall(code):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from citewise.grounding.contradiction import contradictions
+from citewise.grounding.internal import internal_names
 from citewise.grounding.markdown import (
     INLINE_CODE,
     Block,
@@ -263,6 +264,9 @@ CONTEXT_THRESHOLD = 0.5
 section that shows the command holds this share of its content words…"""
 
 
+# Words a lead-in uses of the command itself ("using the `x` command"), not of its purpose.
+_UNIT_WORDS = frozenset("command commands code snippet script line terminal shell".split())
+
 CONTEXT_MARGIN = 1 / 3 - 1e-9
 """…and flagged only when another retrieved section holds at least a third more of them
 (one more word of a three-word lead-in)."""
@@ -283,7 +287,7 @@ def misplaced_commands(text: str, sources: Sources) -> list[Problem]:
             if c.url in sources.section_words
         }
         said = content_words(without_links(INLINE_CODE.sub(" ", unit.lead_in)))
-        said -= content_words(line)
+        said -= content_words(line) | _UNIT_WORDS
         if not holding or len(said) < 2:
             continue
         # What a section is about is its heading path ("Get Started › Install"); flagged
@@ -420,6 +424,7 @@ def check(
         problems += contradictions(text, sources.vocabulary)
         problems += list_problems(text, sources)
         problems += diagram_labels(text, sources)
+        problems += internal_names(text, sources.vocabulary)
     return Verification(
         unsupported=unsupported,
         outside_links=outside_links(text, sources),

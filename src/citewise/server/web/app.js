@@ -7,7 +7,8 @@ const $ = (id) => document.getElementById(id);
 const STORE = "citewise-chat"; // the conversation, kept across reloads
 const KEY = "citewise-key"; // an API key that worked
 let defaults = { scope: "all" };
-let turns = loadTurns(); // {question, answer, annotations, results, statuses, error, stopped}
+// {question, answer, annotations, results, verification, statuses, error, stopped}
+let turns = loadTurns();
 let running = null; // the AbortController of the answer in progress
 let chatNumber = 0; // which conversation is on screen (a "new chat" starts the next)
 
@@ -186,7 +187,8 @@ function showTurn(data) {
   if (data.answer) {
     const element = Object.assign(document.createElement("div"), { className: "answer" });
     turn.append(element);
-    renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+    renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results,
+      { verification: data.verification }));
   }
   endTurn(turn, data);
   addRating(turn, data);
@@ -250,10 +252,12 @@ async function ask(question, signal) {
     data.answer = read.answer;
     data.annotations = read.annotations;
     data.results = read.results;
+    data.verification = read.verification;
     finished = true;
     if (element) {
       const stick = nearBottom();
-      renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results));
+      renderSources(turn, renderAnswer(element, data.answer, data.annotations, data.results,
+        { verification: data.verification }));
       follow(stick);
     }
     return true;

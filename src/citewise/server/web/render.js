@@ -114,11 +114,49 @@ async function copyText(text, button) {
   setTimeout(() => { button.textContent = "Copy"; }, 1500);
 }
 
+// Letters and digits only: a block's rendered text and the Markdown excerpt the grounding
+// check reports compare once the syntax (backticks, emphasis, list markers) is gone.
+function plainWords(text) {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+function excerptKey(excerpt) {
+  return plainWords(excerpt.replace(/…$/, "")
+    .replace(/^\s*(?:```+|~~~+)[\w+-]*/, "") // a code block's fence and language
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, "") // a list item's marker
+    .replace(/\]\([^)]*\)/g, "]") // a link's target
+    .replace(/```+|~~~+/g, ""));
+}
+
+// The blocks no retrieved section supports (the grounding check's `unsupported_blocks`: each
+// block's first words, as Markdown), marked where they render: a claim that stands on no
+// source is shown as such.
+function markUnsupported(element, verification) {
+  const excerpts = (verification && verification.unsupported_blocks) || [];
+  for (const excerpt of excerpts) {
+    const key = excerptKey(excerpt);
+    if (!key) continue;
+    for (const block of element.querySelectorAll("p, li, pre")) {
+      if (block.closest(".unsupported")) continue;
+      const copy = block.cloneNode(true);
+      for (const marker of copy.querySelectorAll("sup")) marker.remove();
+      if (plainWords(copy.textContent).startsWith(key)) {
+        block.classList.add("unsupported");
+        block.title = "No retrieved section supports this (citewise's grounding check)";
+        break;
+      }
+    }
+  }
+}
+
+// `options`: `sameTab` (citations open in this tab) and `verification` (the grounding
+// check's report: its unsupported blocks are marked).
 function renderAnswer(element, text, annotations = [], results = [], options = {}) {
   const sources = numberSources(annotations, results);
   const { source, spans } = citedMarkdown(text, annotations);
   element.innerHTML = DOMPurify.sanitize(marked.parse(source, { gfm: true }));
   decorate(element, spans, sources, options);
+  markUnsupported(element, options.verification);
   return sources;
 }
 

@@ -24,9 +24,9 @@ async function* events(response) {
 
 // The answer of a streamed Responses request, calling `on.status(text)` for each status,
 // `on.start()` when the answer begins and `on.delta(text)` for each piece of it. Resolves to
-// {id, answer, annotations, results}; a failed response throws with its message.
+// {id, answer, annotations, results, verification}; a failed response throws with its message.
 async function readResponse(response, on = {}) {
-  const data = { id: null, answer: "", annotations: [], results: [] };
+  const data = { id: null, answer: "", annotations: [], results: [], verification: null };
   let answerId = null;
   for await (const event of events(response)) {
     switch (event.type) {
@@ -58,6 +58,9 @@ async function readResponse(response, on = {}) {
       case "response.completed": {
         const found = event.response.output.find((item) => item.type === "file_search_call");
         data.results = found ? found.results : [];
+        // The grounding check's report (a JSON string: metadata values are strings).
+        const report = (event.response.metadata || {}).citewise_verification;
+        data.verification = report ? JSON.parse(report) : null;
         break;
       }
     }
