@@ -70,6 +70,9 @@ def test_serve_runs_the_app_with_the_flags(
     (kwargs,) = calls
     loggers = kwargs.pop("log_config")["loggers"]  # uvicorn's lines go to the JSON handler
     assert loggers["uvicorn.access"] == {"handlers": [], "propagate": True}
+    from citewise.server.receipt import ReceiptProtocol  # the receipt deadlines' protocol
+
+    assert issubclass(kwargs.pop("http"), ReceiptProtocol)
     assert kwargs == {
         "host": "127.0.0.1",
         "port": 8123,

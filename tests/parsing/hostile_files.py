@@ -201,13 +201,13 @@ def pdf_shared_stream(pages: int = 25, size: int = 5 * 1024 * 1024) -> bytes:
     return _pdf([0] * pages, [stream])
 
 
-def pdf_drawing(size: int = 4 * 1024 * 1024) -> bytes:
-    """A one-page PDF with ``size`` bytes of drawing operators (small rectangles, stroked)
-    and one line of text."""
+def pdf_drawing(size: int = 4 * 1024 * 1024, pages: int = 1) -> bytes:
+    """A PDF of ``pages`` pages sharing one content stream: ``size`` bytes of drawing
+    operators (small rectangles, stroked) and one line of text."""
     ops = [b"BT /F1 10 Tf 72 720 Td (A page of lines.) Tj ET"]
     rectangle = b"10 10 5 5 re S"
     ops.extend([rectangle] * (size // (len(rectangle) + 1)))
-    return _pdf([0], [b"\n".join(ops)])
+    return _pdf([0] * pages, [b"\n".join(ops)])
 
 
 def pdf_many_pages(pages: int = 1000) -> bytes:

@@ -95,8 +95,9 @@ def test_an_upload_of_a_hostile_file_stores_nothing(tmp_path: Path, minilm: Embe
 def test_a_parse_over_its_time_budget_is_killed_and_the_next_one_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # 900 KiB of drawing operators: under the per-page cap, about 15 s of pypdf.
-    slow = source_from_bytes("slow.pdf", pdf_drawing(900 * 1024))
+    # 900 KiB of drawing operators on each of 10 pages: under the per-page and per-file
+    # caps, about 15 s of pypdf 7 (one such page took 15 s of pypdf 4, 1.5 s of pypdf 7).
+    slow = source_from_bytes("slow.pdf", pdf_drawing(900 * 1024, pages=10))
     monkeypatch.setenv("CITEWISE_PARSE_SECONDS", "1.5")
     started = time.perf_counter()
     with pytest.raises(TooLargeError, match=r"slow\.pdf: parsing took longer than 1\.5 s"):
@@ -121,6 +122,10 @@ def test_a_parse_over_its_memory_budget_is_refused(monkeypatch: pytest.MonkeyPat
         archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
         archive.writestr("_rels/.rels", _RELS)
         archive.writestr("word/document.xml", _DOC_HEAD + paragraph * 5 + _DOC_TAIL)
+    # A fresh worker: one that parsed larger files earlier in this process maps more, and
+    # the budget below must sit just over what a new worker maps.
+    worker.stop_workers()
+    assert parse_file(source_from_bytes("warm.csv", b"a,b\n1,2\n"))[0].text
     idle = worker._IDLE[-1]
     status = Path(f"/proc/{idle.process.pid}/status").read_text()
     mapped = int(next(x for x in status.splitlines() if x.startswith("VmSize:")).split()[1])
