@@ -10,8 +10,9 @@ search without grading. Each budget decision is a status the client sees.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -108,8 +109,16 @@ async def after_rewrite(state: GraphState) -> Literal["retrieve", "answer"]:
 @cache
 def agentic_graph() -> CompiledStateGraph[GraphState, Deps, GraphState, GraphState]:
     """The compiled agentic workflow (``decide`` is the same planning call as ``plan``)."""
+    return graded_graph(NAME, plan, after_rewrite)
+
+
+def graded_graph(
+    name: str, decide: Callable[..., Any], after_rewrite: Callable[..., Any]
+) -> CompiledStateGraph[GraphState, Deps, GraphState, GraphState]:
+    """decide → retrieve → grade → answer → check, a search graded irrelevant rewritten
+    and routed by ``after_rewrite``: the shape both agentic workflows share."""
     graph = StateGraph(GraphState, context_schema=Deps)
-    graph.add_node("decide", plan)
+    graph.add_node("decide", decide)
     graph.add_node("retrieve", retrieve)
     graph.add_node("grade", grade)
     graph.add_node("rewrite", rewrite)
@@ -122,4 +131,4 @@ def agentic_graph() -> CompiledStateGraph[GraphState, Deps, GraphState, GraphSta
     graph.add_conditional_edges("rewrite", after_rewrite)
     graph.add_edge("answer", "check")
     graph.add_conditional_edges("check", after_check, ["answer", END])
-    return graph.compile(name=NAME)
+    return graph.compile(name=name)

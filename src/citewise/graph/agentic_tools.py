@@ -20,15 +20,13 @@ from functools import cache
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
 from citewise import telemetry
-from citewise.graph.agentic import after_grade, grade, rewrite
-from citewise.graph.check import after_check, check
-from citewise.graph.nodes import UNDERSTANDING, answer, plan, retrieve
+from citewise.graph.agentic import graded_graph
+from citewise.graph.nodes import UNDERSTANDING, plan
 from citewise.graph.prompts import MAX_QUERIES, MAX_QUERY_CHARS, split_conversation
 from citewise.graph.state import Deps, GraphState, Update, emit_status
 from citewise.llm import NOSTREAM_TAG, track_model_calls
@@ -134,18 +132,4 @@ async def after_rewrite(state: GraphState) -> Literal["decide", "answer"]:
 def agentic_tools_graph() -> CompiledStateGraph[GraphState, Deps, GraphState, GraphState]:
     """The compiled tool-calling workflow (grade, rewrite, answer and check are
     ``citewise-agentic``'s nodes)."""
-    graph = StateGraph(GraphState, context_schema=Deps)
-    graph.add_node("decide", decide)
-    graph.add_node("retrieve", retrieve)
-    graph.add_node("grade", grade)
-    graph.add_node("rewrite", rewrite)
-    graph.add_node("answer", answer)
-    graph.add_node("check", check)
-    graph.add_edge(START, "decide")
-    graph.add_conditional_edges("decide", after_decide)
-    graph.add_edge("retrieve", "grade")
-    graph.add_conditional_edges("grade", after_grade)
-    graph.add_conditional_edges("rewrite", after_rewrite)
-    graph.add_edge("answer", "check")
-    graph.add_conditional_edges("check", after_check, ["answer", END])
-    return graph.compile(name=NAME)
+    return graded_graph(NAME, decide, after_rewrite)
