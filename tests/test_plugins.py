@@ -266,7 +266,7 @@ def test_the_server_selects_each_part_by_name(
                 "citewise-agentic-tools",
                 "demo-echo",
             ]
-            assert cards[2].model_extra["description"] == (  # type: ignore[index]
+            assert cards[3].model_extra["description"] == (  # type: ignore[index]
                 "Echoes the question, with the sections one search finds."
             )
             schema = cards[0].model_extra["citewise_settings"]["schema"]  # type: ignore[index]
