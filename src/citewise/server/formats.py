@@ -5,6 +5,7 @@ takes (``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,18 +64,7 @@ def chat_format(extra: dict[str, Any]) -> OutputFormat | None:
     value = extra.get("response_format")
     if value is None:
         return None
-    param = "response_format"
-    if not isinstance(value, dict):
-        raise _invalid(param, 'give an object such as {"type": "json_object"}')
-    kind = value.get("type")
-    if kind == "text":
-        return None
-    if kind == "json_object":
-        return OutputFormat({"type": "json_object"}, param)
-    if kind == "json_schema":
-        spec = _schema(f"{param}.json_schema", value.get("json_schema"))
-        return OutputFormat({"type": "json_schema", "json_schema": spec}, param)
-    raise _refused(param, kind)
+    return _format("response_format", value, lambda v: v.get("json_schema"), ".json_schema")
 
 
 def responses_format(extra: dict[str, Any]) -> OutputFormat | None:
@@ -87,7 +77,14 @@ def responses_format(extra: dict[str, Any]) -> OutputFormat | None:
     value = text.get("format") if isinstance(text, dict) else None
     if value is None:
         return None
-    param = "text.format"
+    return _format("text.format", value, lambda v: v, "")
+
+
+def _format(
+    param: str, value: Any, schema_of: Callable[[dict[str, Any]], Any], schema_path: str
+) -> OutputFormat | None:
+    """The format ``value`` at ``param`` asks for: its JSON schema found by ``schema_of``
+    (nested in Chat Completions, beside the type in Responses) at ``param + schema_path``."""
     if not isinstance(value, dict):
         raise _invalid(param, 'give an object such as {"type": "json_object"}')
     kind = value.get("type")
@@ -96,5 +93,6 @@ def responses_format(extra: dict[str, Any]) -> OutputFormat | None:
     if kind == "json_object":
         return OutputFormat({"type": "json_object"}, param)
     if kind == "json_schema":
-        return OutputFormat({"type": "json_schema", "json_schema": _schema(param, value)}, param)
+        spec = _schema(param + schema_path, schema_of(value))
+        return OutputFormat({"type": "json_schema", "json_schema": spec}, param)
     raise _refused(param, kind)
