@@ -21,6 +21,7 @@ a model of the OpenAI routes and a ``--model`` of ``citewise ask``, by its name.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -134,44 +135,38 @@ async def astream_answer(
         yield event
 
 
-async def rag_workflow(
-    turns: list[AnyMessage],
-    retriever: Retriever,
-    model: BaseChatModel | None,
-    options: SearchOptions,
-) -> AsyncIterator[Event]:
-    """Plans up to three search queries, searches the docs once and writes a cited answer."""
-    from citewise.graph.rag import rag_graph
+def graph_workflow(graph: str, description: str) -> Workflow:
+    """A workflow that runs a LangGraph graph (``"module:builder"``, imported on first use, so
+    naming a workflow loads nothing) with a model, and the extractive answer without one."""
+    module, _, builder = graph.partition(":")
 
-    async for event in _graph_or_extractive(turns, retriever, model, options, rag_graph):
-        yield event
+    async def run(
+        turns: list[AnyMessage],
+        retriever: Retriever,
+        model: BaseChatModel | None,
+        options: SearchOptions,
+    ) -> AsyncIterator[Event]:
+        build = getattr(importlib.import_module(module), builder)
+        async for event in _graph_or_extractive(turns, retriever, model, options, build):
+            yield event
 
-
-async def agentic_workflow(
-    turns: list[AnyMessage],
-    retriever: Retriever,
-    model: BaseChatModel | None,
-    options: SearchOptions,
-) -> AsyncIterator[Event]:
-    """Searches, grades what it found and rewrites the search when it falls short."""
-    from citewise.graph.agentic import agentic_graph
-
-    async for event in _graph_or_extractive(turns, retriever, model, options, agentic_graph):
-        yield event
+    run.__doc__ = description
+    return run
 
 
-async def agentic_tools_workflow(
-    turns: list[AnyMessage],
-    retriever: Retriever,
-    model: BaseChatModel | None,
-    options: SearchOptions,
-) -> AsyncIterator[Event]:
-    """Lets the model call a search tool, grades what it found and rewrites the search
-    when it falls short."""
-    from citewise.graph.agentic_tools import agentic_tools_graph
-
-    async for event in _graph_or_extractive(turns, retriever, model, options, agentic_tools_graph):
-        yield event
+rag_workflow = graph_workflow(
+    "citewise.graph.rag:rag_graph",
+    "Plans up to three search queries, searches the docs once and writes a cited answer.",
+)
+agentic_workflow = graph_workflow(
+    "citewise.graph.agentic:agentic_graph",
+    "Searches, grades what it found and rewrites the search when it falls short.",
+)
+agentic_tools_workflow = graph_workflow(
+    "citewise.graph.agentic_tools:agentic_tools_graph",
+    "Lets the model call a search tool, grades what it found and rewrites the search\n"
+    "when it falls short.",
+)
 
 
 def workflow_description(name: str) -> str:
