@@ -112,6 +112,54 @@ class Circle(Shape):
         """Roll it."""
 ''',
     "shapes/lazy.py": '"""Nothing here."""\n',
+    "shapes/brushes.py": '''
+"""Brushes, built on another distribution's."""
+from paints import Brush
+
+class FineBrush(Brush):
+    """A fine brush."""
+
+    def stroke(self):
+        """One fine stroke."""
+''',
+}
+# Another distribution, installed beside the release (a site-packages): it is read for the
+# bases the release's classes inherit from it, never for the release's own modules.
+DEPENDENCY = {
+    "paints/__init__.py": '''
+"""Paints."""
+
+class _Accessor:
+    def __init__(self, key, doc=None):
+        self.key = key
+        self.__doc__ = doc
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else obj.__dict__.get(self.key)
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.key] = value
+
+    def __delete__(self, obj):
+        del obj.__dict__[self.key]
+
+class Brush:
+    """A brush."""
+
+    #: What it paints on.
+    surface: str
+
+    width = _Accessor("width", doc="""How wide it is,
+    in millimetres.""")
+
+    def __init__(self, surface):
+        self.surface = surface
+
+    def dip(self, colour):
+        """Dip it in a colour."""
+''',
+    # A stale installed copy of the release itself: never read in place of its source.
+    "shapes/__init__.py": '"""An installed copy."""\n\ndef stale():\n    """Stale."""\n',
 }
 CONF = """
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon"]
@@ -159,6 +207,10 @@ API
 
 .. autoclass:: shapes.OldShape
    :members:
+
+.. autoclass:: shapes.brushes.FineBrush
+   :members:
+   :inherited-members:
 """,
     "manual.rst": """
 Manual
@@ -223,6 +275,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("shapes")
     (root / "pyproject.toml").write_text('[project]\nname = "shapes"\n', encoding="utf-8")
     _write(root / "src", PACKAGE)
+    _write(root / "site-packages", DEPENDENCY)
     _write(root / "docs" / "source", {"conf.py": CONF, **PAGES})
     return root
 
@@ -232,7 +285,7 @@ def built(project: Path) -> set[str]:
     """The Python objects of the Sphinx build's objects.inv, as ``page#anchor``."""
     pytest.importorskip("sphinx", reason="the Sphinx build needs sphinx (the dev extra)")
     out = project / "_build"
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    env = {**os.environ, "PYTHONPATH": f"{project / 'src'}{os.pathsep}{project / 'site-packages'}"}
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-q", "-b", "dirhtml", str(project / "docs" / "source"),
          str(out), "-d", str(project / "_doctrees")],
@@ -253,7 +306,7 @@ def built(project: Path) -> set[str]:
 def ours(project: Path) -> dict[str, Section]:
     # The docs folder is docs/source: the source is found at the project root's src/.
     docs = project / "docs" / "source"
-    api = folder_api_reference(docs)
+    api = folder_api_reference(docs, dependencies=(project / "site-packages",))
     assert api is not None and api.paths == ((project / "src").resolve(),)
     # The build above is dirhtml; the project names no builder, so say it as a user would.
     sections = parse_folder(docs, site_url="", version=None, api=api, page_form="dirhtml")
@@ -303,6 +356,27 @@ def test_the_rules_behind_the_entries(ours: dict[str, Section]) -> None:
     hidden = next(s for url, s in ours.items() if url.endswith("#drawing.DEFAULT_SIZE"))
     assert "**drawing.hidden()**\n\n```python\nhidden()\n```" in hidden.text
     assert "Not indexed." in hidden.text
+
+
+def test_bases_from_another_distribution_are_read_where_it_is_installed(
+    project: Path, ours: dict[str, Section]
+) -> None:
+    urls = {url.split("#", 1)[1]: s for url, s in ours.items() if "#" in url}
+    # Inherited from the installed dependency: a method, a class-level `#:` comment (griffe
+    # keeps the line of `self.surface = ...` in __init__), a descriptor's `doc=`.
+    assert {"shapes.brushes.FineBrush.dip", "shapes.brushes.FineBrush.surface",
+            "shapes.brushes.FineBrush.width"} <= set(urls)  # fmt: skip
+    assert "What it paints on." in urls["shapes.brushes.FineBrush.surface"].text
+    assert "How wide it is,\nin millimetres." in urls["shapes.brushes.FineBrush.width"].text
+    # The release's own package comes from its source, never the installed copy.
+    assert "shapes.stale" not in urls and "shapes.area" in urls
+    # Without the dependency's folder its members stay unknown, the class's own are kept.
+    docs = project / "docs" / "source"
+    alone = parse_folder(docs, site_url="", version=None, api=folder_api_reference(docs),
+                         page_form="dirhtml")  # fmt: skip
+    anchors = {s.anchor for s in alone}
+    assert "shapes.brushes.FineBrush.stroke" in anchors
+    assert "shapes.brushes.FineBrush.dip" not in anchors
 
 
 def test_the_source_is_the_release_never_an_importable_module(tmp_path: Path) -> None:

@@ -68,6 +68,16 @@ def test_another_python_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "acme/widgets", "1.4.2", "https://widgets.readthedocs.io/"
     )  # fmt: skip
     assert (spec.site_source, spec.layout, spec.docs_version) == ("metadata", "auto", None)
+    # Its dependencies are installed where it is: the API reference reads bases there.
+    assert Path(found.location).resolve() == site.resolve()
+    assert spec.api_dependencies == (Path(found.location),)
+    given = package_release_spec(found, api_dependencies=())
+    assert given.api_dependencies == ()
+
+
+def test_this_pythons_package_is_located_in_its_site_packages() -> None:
+    found = installed_package("pyyaml")
+    assert (Path(found.location) / "yaml" / "__init__.py").is_file()
 
 
 def test_a_missing_package_names_the_ways_out(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             rebuild=args.rebuild,
             replace=args.replace,
             page_form=args.page_form,
+            api_dependencies=_api_dependencies(args),
         )
     if args.json:
         print_json(asdict(report))
@@ -124,6 +125,8 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     )
     if args.page_form is not None:
         options["page_form"] = args.page_form
+    if args.api_dependencies:
+        options["api_dependencies"] = _api_dependencies(args)
     if args.docs_dir is not None:
         options["docs_dir"] = args.docs_dir
     if args.site_layout is not None:
@@ -213,7 +216,7 @@ def _index_requirements(
 
 def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
     folder = Path(args.folder)
-    api = folder_api_reference(folder) if args.api else None
+    api = folder_api_reference(folder, dependencies=_api_dependencies(args)) if args.api else None
     from citewise.kb import parse_folder
 
     sections = parse_folder(
@@ -242,6 +245,23 @@ def _add_page_form(command: argparse.ArgumentParser) -> None:
         help="page URLs as a/b/ (dirhtml) or a/b.html (html), when the site's config "
         "cannot tell (default: read from mkdocs.yml, .readthedocs.yaml, build scripts)",
     )  # fmt: skip
+
+
+def _add_api_dependencies(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--api-dependencies", action="append", default=[], metavar="DIR",
+        help="a site-packages holding the project's installed dependencies: API entries its "
+        "classes inherit from them are rendered as the site shows them (--package: the "
+        "package's own site-packages)",
+    )  # fmt: skip
+
+
+def _api_dependencies(args: argparse.Namespace) -> tuple[Path, ...]:
+    found = tuple(Path(p).expanduser() for p in args.api_dependencies)
+    for folder in found:
+        if not folder.is_dir():
+            raise ConfigurationError(f"--api-dependencies {folder}: not a folder")
+    return found
 
 
 def add_index_commands(commands: Subcommands) -> None:
@@ -318,6 +338,7 @@ def add_index_commands(commands: Subcommands) -> None:
         help="index a different folder into an existing knowledge base, replacing its documents",
     )  # fmt: skip
     _add_page_form(index)
+    _add_api_dependencies(index)
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     index.set_defaults(run=cmd_index)
@@ -327,6 +348,7 @@ def add_index_commands(commands: Subcommands) -> None:
     sections.add_argument("--site-url", default="")
     sections.add_argument("--version", default=None)
     _add_page_form(sections)
+    _add_api_dependencies(sections)
     sections.add_argument("--json", action="store_true", help="one JSON object per line")
     sections.add_argument(
         "--api", action="store_true",

@@ -86,12 +86,21 @@ def citewise_citations(folder: Path, spec: SiteSpec) -> list[Citation]:
     docs = folder / spec.docs_dir
     if not docs.is_dir():
         raise ConfigurationError(f"{docs}: docs folder not found")
+    api = folder_api_reference(docs, dependencies=build_environment(folder, spec))
     sections = parse_folder(
-        docs, site_url=spec.site_url, version=spec.site_version, api=folder_api_reference(docs),
+        docs, site_url=spec.site_url, version=spec.site_version, api=api,
         page_form=spec.page_form,
     )  # fmt: skip
     return [Citation(s.url, s.heading_path[-1] if s.heading_path else s.title, s.doc_id)
             for s in sections]  # fmt: skip
+
+
+def build_environment(folder: Path, spec: SiteSpec) -> tuple[Path, ...]:
+    """The site-packages of the venv the site was built in (``ROOT/.venvs/NAME``, as
+    benchmarks/sites/build_sites.py makes it): what a user who has the package installed has
+    beside it (``index --package``), so bases from its dependencies resolve as on the site."""
+    venv = folder.parent / ".venvs" / spec.name
+    return tuple(sorted(venv.glob("lib/python*/site-packages")))
 
 
 def verdict(summary: Mapping[str, Any]) -> dict[str, bool]:
@@ -229,6 +238,9 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"prose missed <= {limits['missed_sections_pct']}%, "
         f"API missed <= {limits['missed_api_pct']}% of the site's",
         f"- sites passing all three: {report['sites_passed']} of {report['sites_total']}",
+        "- installed dependencies: each site's build venv (`ROOT/.venvs/NAME`), as a user "
+        "with the package installed has them (`index --package`): bases from other "
+        "distributions resolve there",
         "",
         "| site | kind | rows | broken | dup URLs | prose missed | API missed | verdict |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",

@@ -55,6 +55,7 @@ def index_folder(
     rebuild: bool = False,
     replace: bool = False,
     page_form: str | None = None,
+    api_dependencies: Sequence[Path] = (),
 ) -> IndexReport:
     """Bring the knowledge base in line with a docs folder: new and changed files are
     indexed (only changed chunks re-embedded), files gone from it leave the index.
@@ -69,7 +70,8 @@ def index_folder(
     top-level folder is its scope. ``meta`` is stored with the index in the same write.
     API directives are expanded from the source the site config names (mkdocstrings'
     ``paths``) or found beside the folder (``src/``); files not indexed are named in the
-    report's ``skipped``. Page URLs take the form the site's config gives (``a/b/`` or
+    report's ``skipped``; ``api_dependencies`` (a site-packages) give the bases its classes
+    inherit from another distribution. Page URLs take the form the site's config gives (``a/b/`` or
     ``a/b.html``), or ``page_form`` (``dirhtml``, ``html``); the form used is stored in
     the meta as ``site_layout``.
     """
@@ -84,7 +86,8 @@ def index_folder(
         items = folder_items(
             folder, site_url=site_url, version=version, max_chars=max_chars, overlap=overlap,
             scopes=folder_scopes(folder, scope_rule, site_config=site_config),
-            api=folder_api_reference(folder, site_config), skipped=skipped, tree=tree,
+            api=folder_api_reference(folder, site_config, dependencies=api_dependencies),
+            skipped=skipped, tree=tree,
         )  # fmt: skip
         shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
         extra = {"source": str(folder.resolve()), "site_layout": tree.layout.to_meta(),

@@ -246,6 +246,7 @@ class KnowledgeBase:
         rebuild: bool = False,
         replace: bool = False,
         page_form: str | None = None,
+        api_dependencies: Sequence[Path] = (),
     ) -> IndexReport:
         """Bring the knowledge base in line with a docs folder (see
         :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
@@ -256,7 +257,7 @@ class KnowledgeBase:
         return ingesting.index_folder(
             self, folder, site_url=site_url, version=version, progress=progress,
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
-            replace=replace, page_form=page_form,
+            replace=replace, page_form=page_form, api_dependencies=api_dependencies,
         )  # fmt: skip
 
     def index_url(

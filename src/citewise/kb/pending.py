@@ -39,7 +39,10 @@ class PendingLibrary:
     def spec(self) -> ReleaseSpec:
         from citewise.sources.release import ReleaseSpec
 
-        return ReleaseSpec(self.owner, self.repo, self.version, **self.choices)
+        choices = dict(self.choices)
+        if "api_dependencies" in choices:
+            choices["api_dependencies"] = tuple(Path(p) for p in choices["api_dependencies"])
+        return ReleaseSpec(self.owner, self.repo, self.version, **choices)
 
 
 def _path(library: Library) -> Path:
@@ -76,6 +79,8 @@ def record(library: Library, kb: str, package: str, spec: ReleaseSpec) -> None:
         if f.name not in ("owner", "repo", "version", "scope_rule")
         and isinstance(getattr(spec, f.name), str | bool)
     }
+    if spec.api_dependencies:
+        choices["api_dependencies"] = [str(p) for p in spec.api_dependencies]
     with _LOCK:
         items = pending(library)
         items[kb] = PendingLibrary(kb, package, spec.version, spec.owner, spec.repo, choices)

@@ -103,6 +103,7 @@ def index_release(
         # A release's knowledge base mirrors whichever release was last indexed into it.
         replace=True,
         page_form=spec.page_form,
+        api_dependencies=spec.api_dependencies,
     )
     return ReleaseIndexResult(kb, report, fetched)
 

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from citewise.parsing.autodoc_docs import (
+    attribute_doc,
     builtin_member,
     builtin_names,
     class_doc,
     doc_metadata,
     inherits_doc,
     member_doc,
-    own_doc,
 )
-from citewise.parsing.griffe_objects import comment_doc, griffe_module, kind_of, labels_of
+from citewise.parsing.griffe_objects import griffe_module, kind_of, labels_of
 
 __all__ = [
     "AutodocOptions",
@@ -323,7 +323,7 @@ def _kept_doc(member: Any, owner: Any, opts: AutodocOptions, *, want_all: bool) 
     None when it leaves it out."""
     name = member.name
     doc = member_doc(member, opts)
-    attr_doc = kind_of(member) == "attribute" and bool(own_doc(member) or comment_doc(member))
+    attr_doc = kind_of(member) == "attribute" and bool(attribute_doc(member))
     has_doc = bool(doc) or inherits_doc(member, owner, opts)
     private = name.startswith("_")
     metadata = doc_metadata(doc)

@@ -9,12 +9,13 @@ import builtins
 import re
 from typing import TYPE_CHECKING, Any
 
-from citewise.parsing.griffe_objects import comment_doc, griffe_module, kind_of
+from citewise.parsing.griffe_objects import comment_doc, descriptor_doc, griffe_module, kind_of
 
 if TYPE_CHECKING:
     from citewise.parsing.autodoc import AutodocOptions
 
 __all__ = [
+    "attribute_doc",
     "builtin_member",
     "builtin_names",
     "class_bases",
@@ -76,10 +77,16 @@ def own_doc(obj: Any) -> str:
     return str(docstring.value) if docstring is not None and docstring.value else ""
 
 
+def attribute_doc(obj: Any) -> str:
+    """An object's own documentation: its docstring, else an attribute's ``#:`` comment or the
+    ``doc=`` its descriptor is built with."""
+    return own_doc(obj) or comment_doc(obj) or descriptor_doc(obj)
+
+
 def member_doc(obj: Any, opts: AutodocOptions) -> str:
     """The text autodoc shows for an object: its docstring, an attribute's ``#:`` comment,
     else (inherited docstrings) the docstring of the base-class member it overrides."""
-    own = own_doc(obj) or comment_doc(obj)
+    own = attribute_doc(obj)
     if own or not opts.inherit_docstrings:
         return own
     try:
@@ -90,7 +97,7 @@ def member_doc(obj: Any, opts: AutodocOptions) -> str:
             found = base.members.get(obj.name)
             # A base's attribute documented by a `#:` comment counts too (autodoc reads
             # attribute comments along the MRO).
-            inherited = own_doc(found) or comment_doc(found) if found is not None else ""
+            inherited = attribute_doc(found) if found is not None else ""
             if inherited:
                 return inherited
     except Exception:  # noqa: BLE001  (a base outside the source)

@@ -1,8 +1,10 @@
 """Loading a release's source with griffe as the site's own tool sees it, and only that source.
 
 The search paths are the release's folders (plus, for Sphinx, the standard library's source for
-base classes): never ``sys.path``, never an import or inspection of a module importable in
-citewise's process, never a path relative to the working folder. mkdocstrings' view is griffe's
+base classes, and the folders its dependencies are installed in when they are given: a class
+inheriting from another distribution's shows that class's members, as it does on the site):
+never ``sys.path``, never an import or inspection of a module importable in citewise's
+process, never a path relative to the working folder. mkdocstrings' view is griffe's
 (its builtin extensions by name, ``griffe_inherited_docstrings`` reimplemented); Sphinx autodoc's
 is the run-time one: type stubs ignored, classes a module rebinds kept, folders without
 ``__init__.py`` loaded, names a module's ``__getattr__`` returns found.
@@ -25,9 +27,19 @@ __all__ = ["load_release", "lazy_object"]
 _INHERITED_DOCSTRINGS = frozenset({"griffe_inherited_docstrings", "inherited_docstrings"})
 
 
-def load_release(package: str, paths: Sequence[Path], options: ApiOptions, *, runtime: bool) -> Any:
+def load_release(
+    package: str,
+    paths: Sequence[Path],
+    options: ApiOptions,
+    *,
+    runtime: bool,
+    dependencies: Sequence[Path] = (),
+) -> Any:
     """A griffe loader holding ``package`` (and what it needs) read from ``paths``; ``runtime``
-    gives Sphinx autodoc's view (see the module docstring).
+    gives Sphinx autodoc's view (see the module docstring). ``dependencies``: folders where
+    the release's dependencies are installed (a site-packages), read only for what the
+    release's own source does not hold: its classes' bases (Sphinx) and the handler's
+    ``preload_modules`` (mkdocstrings).
 
     Raises:
         SourceError: no source folder, or the package is not in it.
@@ -40,14 +52,15 @@ def load_release(package: str, paths: Sequence[Path], options: ApiOptions, *, ru
     where = ", ".join(str(p) for p in paths)
     if not roots:
         raise SourceError(f"API reference: no source folder at {where}")
+    outside = [str(p) for p in dependencies if p.is_dir()]
     loader = griffe.GriffeLoader(
-        search_paths=roots + stdlib,
+        search_paths=roots + stdlib + outside,
         docstring_parser=docstring_parser(options.docstring_style),
         allow_inspection=False,
         extensions=_extensions(options, runtime=runtime),
     )
     if runtime:
-        loader.finder = runtime_finder(roots + stdlib)
+        loader.finder = runtime_finder(roots + stdlib + outside)
     try:
         _load_with_siblings(loader, package)
     except (ImportError, griffe.GriffeError) as error:
@@ -55,7 +68,9 @@ def load_release(package: str, paths: Sequence[Path], options: ApiOptions, *, ru
                           f"{error}") from None  # fmt: skip
     if runtime:
         load_namespace_folders(loader, loader.modules_collection[package])
-        load_stdlib_bases(loader, loader.modules_collection[package])
+        load_outside_bases(loader, loader.modules_collection[package], dependencies)
+    else:
+        _load_all(loader, options.preload_modules)
     loader.resolve_aliases(external=runtime, implicit=False)
     if _INHERITED_DOCSTRINGS & set(options.extensions):
         inherit_docstrings(loader.modules_collection[package])
@@ -91,8 +106,9 @@ def _extensions(options: ApiOptions, *, runtime: bool) -> Any:
     return extensions
 
 
-def load_stdlib_bases(loader: Any, package: Any) -> None:
-    """Load the standard-library modules the package's classes inherit from."""
+def load_outside_bases(loader: Any, package: Any, dependencies: Sequence[Path] = ()) -> None:
+    """Load the modules outside the package its classes inherit from: the standard library's,
+    and those of the installed ``dependencies`` (``werkzeug`` for ``flask.Request``)."""
     wanted: set[str] = set()
     stack = [package]
     while stack:
@@ -105,9 +121,18 @@ def load_stdlib_bases(loader: Any, package: Any) -> None:
             if member.is_class:
                 for base in member.bases:
                     path = str(getattr(base, "canonical_path", base))
-                    if path.split(".", 1)[0] in sys.stdlib_module_names:
+                    top = path.split(".", 1)[0]
+                    # The package's own modules are never read from an installed copy.
+                    if top in sys.stdlib_module_names or (
+                        top not in loader.modules_collection
+                        and any((folder / top).is_dir() for folder in dependencies)
+                    ):
                         wanted.add(path.rsplit(".", 1)[0])
-    for module in sorted(wanted):
+    _load_all(loader, sorted(wanted))
+
+
+def _load_all(loader: Any, modules: Sequence[str]) -> None:
+    for module in modules:
         try:
             loader.load(module)
         except Exception:  # noqa: S112  (a C module has no source: its members stay unknown)

@@ -3,7 +3,10 @@ which order, with what signature and docstring (and Sphinx autodoc's variants)."
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,6 +14,7 @@ from typing import Any
 __all__ = [
     "ApiOptions",
     "comment_doc",
+    "descriptor_doc",
     "docstring_parser",
     "docstring_text",
     "documented_parameters",
@@ -47,6 +51,8 @@ class ApiOptions:
     autodoc_options: tuple[tuple[str, str], ...] = ()
     # griffe extensions by name (``griffe_inherited_docstrings``, ``unpack_typeddict``…).
     extensions: tuple[str, ...] = ()
+    # Packages loaded before rendering (for bases from another distribution).
+    preload_modules: tuple[str, ...] = ()
     parameter_headings: bool = False
     type_parameter_headings: bool = False
 
@@ -82,6 +88,9 @@ class ApiOptions:
             names = [e if isinstance(e, str) else next(iter(e), "") for e in extensions
                      if isinstance(e, str) or isinstance(e, Mapping) and e]  # fmt: skip
             values["extensions"] = tuple(str(n) for n in names)
+        preload = options.get("preload_modules")
+        if isinstance(preload, list):
+            values["preload_modules"] = tuple(str(m) for m in preload if isinstance(m, str))
         given = options.get("autodoc_options")
         if isinstance(given, Mapping):
             values["autodoc_options"] = tuple(
@@ -256,16 +265,72 @@ def comment_doc(obj: Any) -> str:
         lines = obj.lines_collection[obj.filepath]
     except Exception:
         return ""
+    for lineno in (obj.lineno, *_class_declarations(obj, lines)):
+        found = _comment_at(lines, lineno)
+        if found:
+            return found
+    return ""
+
+
+def _comment_at(lines: Sequence[str], lineno: int) -> str:
     found: list[str] = []
-    index = min(obj.lineno - 2, len(lines) - 1)
+    index = min(lineno - 2, len(lines) - 1)
     while index >= 0 and lines[index].strip().startswith("#:"):
         found.insert(0, lines[index].strip()[2:].strip())
         index -= 1
-    if not found and 0 < obj.lineno <= len(lines):
-        code, mark, after = lines[obj.lineno - 1].partition("#:")
+    if not found and 0 < lineno <= len(lines):
+        code, mark, after = lines[lineno - 1].partition("#:")
         if mark and code.strip():
             found.append(after.strip())
     return "\n".join(found)
+
+
+def _class_declarations(obj: Any, lines: Sequence[str]) -> list[int]:
+    """The lines of the class body that declare the attribute (``environ: Env``): griffe keeps
+    the line of a later ``self.environ = ...`` in ``__init__``, while Sphinx reads the ``#:``
+    comment of either."""
+    try:
+        parent = obj.parent
+        if parent is None or not parent.is_class or parent.filepath != obj.filepath:
+            return []
+        start, end = int(parent.lineno), int(parent.endlineno or len(lines))
+    except Exception:  # noqa: BLE001  (no source lines for the class)
+        return []
+    declaration = re.compile(rf"^\s+{re.escape(obj.name)}\s*[:=]")
+    body_indent: int | None = None
+    found: list[int] = []
+    for number in range(start + 1, min(end, len(lines)) + 1):
+        line = lines[number - 1]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        body_indent = indent if body_indent is None else body_indent
+        if indent == body_indent and declaration.match(line) and number != obj.lineno:
+            found.append(number)
+    return found
+
+
+def descriptor_doc(obj: Any) -> str:
+    """The ``doc=`` string an attribute's value is built with (``property(get, doc="...")``,
+    werkzeug's ``header_property("Date", doc="...")``): at run time the descriptor carries it
+    as its ``__doc__``, which is what Sphinx autodoc shows."""
+    try:
+        if kind_of(obj) != "attribute" or obj.lineno is None:
+            return ""
+        lines = obj.lines_collection[obj.filepath]
+        statement = "\n".join(lines[obj.lineno - 1 : (obj.endlineno or obj.lineno)])
+        tree = ast.parse(textwrap.dedent(statement))
+    except Exception:  # noqa: BLE001  (no source, or a statement that does not parse alone)
+        return ""
+    node = tree.body[0] if tree.body else None
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(value, ast.Call):
+        return ""
+    for keyword in value.keywords:
+        if keyword.arg == "doc" and isinstance(keyword.value, ast.Constant):
+            if isinstance(keyword.value.value, str):
+                return inspect.cleandoc(keyword.value.value)
+    return ""
 
 
 def documented_parameters(

@@ -70,10 +70,12 @@ class ApiObject:
 @dataclass
 class ApiReference:
     """Renders directives from the Python sources under ``paths`` (``root`` is the project
-    folder source paths are shown relative to)."""
+    folder source paths are shown relative to); ``dependencies`` are folders the project's
+    dependencies are installed in, for bases from another distribution."""
 
     paths: tuple[Path, ...]
     root: Path
+    dependencies: tuple[Path, ...] = ()
     options: ApiOptions = field(default_factory=ApiOptions)
     # A Sphinx site's conf.py settings for its autodoc directives.
     autodoc_settings: AutodocSettings = field(default_factory=AutodocSettings)
@@ -105,6 +107,10 @@ class ApiReference:
                     continue
                 digest.update(relative.as_posix().encode() + b"\0")
                 digest.update(path.read_bytes())
+        # A dependency's upgrade can change inherited members: its installed version counts.
+        for folder in self.dependencies:
+            for info in sorted(folder.glob("*.dist-info")) if folder.is_dir() else []:
+                digest.update(info.name.encode() + b"\0")
         return digest.hexdigest()
 
     def render(
@@ -260,8 +266,10 @@ class ApiReference:
         identifier = identifier.replace(":", ".")
         package = identifier.split(".", 1)[0]
         if package not in self._loaded:
-            self._loaded[package] = load_release(package, self.paths, self.options,
-                                                 runtime=external)  # fmt: skip
+            self._loaded[package] = load_release(
+                package, self.paths, self.options, runtime=external,
+                dependencies=self.dependencies,
+            )  # fmt: skip
         collection = self._loaded[package].modules_collection
         try:
             found: Any = collection[identifier]

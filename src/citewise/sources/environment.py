@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any
 
 from citewise.errors import SourceError
-from citewise.sources.package import InstalledPackage, _run
+from citewise.sources.package import (
+    InstalledPackage,
+    _run,
+    distribution_data,
+    package_from_data,
+)
 
 __all__ = ["installed_packages"]
 
@@ -24,19 +28,10 @@ for dist in metadata.distributions():
     seen.add(name.lower())
     found.append({"name": name, "version": dist.version,
                   "urls": meta.get_all("Project-URL") or [],
-                  "home_page": meta.get("Home-page") or ""})
+                  "home_page": meta.get("Home-page") or "",
+                  "location": str(dist.locate_file(""))})
 print(json.dumps(found))
 """
-
-
-def _package(data: dict[str, Any], python: str) -> InstalledPackage:
-    urls = []
-    for entry in data.get("urls", []):
-        label, _, url = str(entry).partition(",")
-        urls.append((label.strip(), url.strip()))
-    if data.get("home_page"):
-        urls.append(("Homepage", str(data["home_page"]).strip()))
-    return InstalledPackage(str(data["name"]), str(data["version"]), tuple(urls), python)
 
 
 def installed_packages(python: str | None = None) -> list[InstalledPackage]:
@@ -50,7 +45,7 @@ def installed_packages(python: str | None = None) -> list[InstalledPackage]:
         found = _run(python, _LIST_PROBE)
         if not isinstance(found, list):
             raise SourceError(f"--python {python} printed no distributions")
-        packages = [_package(data, python) for data in found]
+        packages = [package_from_data(data, python) for data in found]
     else:
         packages, seen = [], set()
         for dist in metadata.distributions():
@@ -59,9 +54,5 @@ def installed_packages(python: str | None = None) -> list[InstalledPackage]:
             if not name or name.lower() in seen:
                 continue
             seen.add(name.lower())
-            packages.append(_package({
-                "name": name, "version": dist.version,
-                "urls": meta.get_all("Project-URL") or [],
-                "home_page": (meta.get_all("Home-page") or [""])[0],
-            }, ""))  # fmt: skip
+            packages.append(package_from_data(distribution_data(dist), ""))
     return sorted(packages, key=lambda package: package.name.lower())

@@ -262,7 +262,9 @@ def _python_handler(plugins: Any) -> dict[str, Any] | None:
     return dict(python) if isinstance(python, dict) else {}
 
 
-def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiReference | None:
+def folder_api_reference(
+    docs_dir: Path, config: Path | None = None, *, dependencies: Sequence[Path] = ()
+) -> ApiReference | None:
     """Where a docs folder's API reference is rendered from, or None when it has none.
 
     An MkDocs/Zensical site with the mkdocstrings plugin reads its handler's ``paths``
@@ -271,7 +273,9 @@ def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiRefer
     project it belongs to: the nearest folder above holding ``pyproject.toml``, ``setup.py`` or
     ``setup.cfg`` (``docs/source`` → the project root), its ``src/`` when there is one; its
     ``conf.py``'s autodoc settings are read (never run). None when no such folder exists:
-    the source is only ever the release's own, never an installed copy.
+    the source is only ever the release's own, never an installed copy. ``dependencies``
+    (an environment's site-packages) are read only for what the source does not hold: bases
+    from another distribution, mkdocstrings' ``preload_modules``.
     """
     path = config if config is not None else find_site_config(docs_dir)
     if path is not None:
@@ -284,6 +288,7 @@ def folder_api_reference(docs_dir: Path, config: Path | None = None) -> ApiRefer
         api.autodoc_settings = AutodocSettings.from_conf(read_sphinx_conf(conf))
     else:
         return None
+    api.dependencies = tuple(dependencies)
     # Without the source (docs copied on their own), directives stay as they are written.
     return api if any(p.is_dir() for p in api.paths) else None
 

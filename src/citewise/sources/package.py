@@ -60,7 +60,8 @@ else:
     meta = dist.metadata
     print(json.dumps({"name": meta["Name"], "version": dist.version,
                       "urls": meta.get_all("Project-URL") or [],
-                      "home_page": meta.get("Home-page") or ""}))
+                      "home_page": meta.get("Home-page") or "",
+                      "location": str(dist.locate_file(""))}))
 """
 
 
@@ -92,6 +93,8 @@ class InstalledPackage:
     version: str
     urls: tuple[tuple[str, str], ...]  # (label, URL) from Project-URL, then Home-page
     python: str = ""  # the interpreter asked ("" for this one)
+    # The folder it is installed in (a site-packages, its dependencies usually beside it).
+    location: str = ""
 
     @property
     def repository(self) -> tuple[str, str] | None:
@@ -142,26 +145,40 @@ def installed_package(name: str, python: str | None = None) -> InstalledPackage:
         except metadata.PackageNotFoundError:
             data = None
         else:
-            meta = dist.metadata
-            data = {
-                "name": meta["Name"],
-                "version": dist.version,
-                "urls": meta.get_all("Project-URL") or [],
-                "home_page": (meta.get_all("Home-page") or [""])[0],
-            }
+            data = distribution_data(dist)
     if data is None:
         where = python or "this Python"
         raise SourceError(
             f"package {name!r} is not installed in {where}: install it, name the Python it is "
             "installed in with --python PATH, or give --release OWNER/REPO@VERSION"
         )
+    return package_from_data(data, python or "")
+
+
+def distribution_data(dist: metadata.Distribution) -> dict[str, Any]:
+    """What the probes print for a distribution, read in this process."""
+    meta = dist.metadata
+    return {
+        "name": meta["Name"],
+        "version": dist.version,
+        "urls": meta.get_all("Project-URL") or [],
+        "home_page": (meta.get_all("Home-page") or [""])[0],
+        "location": str(dist.locate_file("")),
+    }
+
+
+def package_from_data(data: Mapping[str, Any], python: str) -> InstalledPackage:
+    """An :class:`InstalledPackage` from what a probe printed (``python`` "" for this one)."""
     urls = []
     for entry in data.get("urls", []):
         label, _, url = str(entry).partition(",")
         urls.append((label.strip(), url.strip()))
     if data.get("home_page"):
         urls.append(("Homepage", str(data["home_page"]).strip()))
-    return InstalledPackage(str(data["name"]), str(data["version"]), tuple(urls), python or "")
+    return InstalledPackage(
+        str(data["name"]), str(data["version"]), tuple(urls), python,
+        location=str(data.get("location") or ""),
+    )  # fmt: skip
 
 
 def marker_environment(python: str) -> dict[str, str]:
@@ -222,6 +239,10 @@ def package_release_spec(package: InstalledPackage, **options: Any) -> ReleaseSp
         )
     owner, repo = repository
     options.setdefault("site_hint", docs)
+    # Its dependencies are installed beside it: Sphinx's build imports them for inherited
+    # members, so the API reference reads their source there.
+    if package.location and Path(package.location).is_dir():
+        options.setdefault("api_dependencies", (Path(package.location),))
     return ReleaseSpec(owner, repo, package.version, **options)
 
 

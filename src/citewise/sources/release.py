@@ -89,6 +89,9 @@ class ReleaseSpec:
     site_hint: str | None = None
     # The page URL form (``dirhtml``, ``html``) when the docs' config cannot tell; None: read it.
     page_form: str | None = None
+    # Where the release's dependencies are installed (a site-packages): the API reference
+    # reads bases from another distribution there, as the site's build did.
+    api_dependencies: tuple[Path, ...] = ()
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ReleaseSpec:
