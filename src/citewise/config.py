@@ -1,7 +1,9 @@
-"""Settings: where citewise keeps its data and which models it uses, from CITEWISE_* variables."""
+"""Settings: the one reader of the environment (CITEWISE_* variables): the process's data
+folder and models, and each stage's typed settings, read when the stage runs."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -12,6 +14,27 @@ from platformdirs import user_data_dir
 from citewise.errors import ConfigurationError
 
 DEFAULT_EMBEDDER = "minilm"
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment. Every other module takes its values from here (or from the
+    typed settings below), so one grep finds every variable citewise reads."""
+    return os.environ
+
+
+def child_environment(**extra: str) -> dict[str, str]:
+    """The environment for a child process: this one's, with ``extra`` set."""
+    return {**os.environ, **extra}
+
+
+def set_variables(values: Mapping[str, str | None]) -> None:
+    """Set (or, for None, unset) variables in this process: a parse worker takes on its
+    parent's current settings this way, since it started with the environment of its start."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @dataclass(frozen=True)
@@ -50,7 +73,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         home = env.get("CITEWISE_HOME") or user_data_dir("citewise", appauthor=False)
         max_chars = env.get("CITEWISE_MAX_CHARS", "2000")
         if not max_chars.isdigit() or int(max_chars) < 200:
@@ -103,3 +126,179 @@ def _threads(env: Mapping[str, str], name: str) -> int | None:
     if not value.isdigit() or not 1 <= int(value) <= 256:
         raise ConfigurationError(f"{name} must be an integer from 1 to 256, not {value!r}")
     return int(value)
+
+
+# Each stage's settings: read when the stage runs (not at import), one area at a time, so a
+# bad value in one area fails only the work that uses it.
+
+MAX_SECTIONS = 50_000
+PARSE_SECONDS = 10.0
+PARSE_MEMORY_MIB = 512
+PARSE_SLOTS = 2
+PARSE_ISOLATION = ("heavy", "all", "off")
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    """How files are parsed.
+
+    Args:
+        concurrency: parses at once per installation (``CITEWISE_PARSE_CONCURRENCY``, 2).
+        isolation: which files a worker process parses (``CITEWISE_PARSE_ISOLATION``):
+            ``heavy`` (default), ``all`` or ``off``.
+        seconds / memory_mib: what one parse may spend (``CITEWISE_PARSE_SECONDS``, 10;
+            ``CITEWISE_PARSE_MEMORY_MB``, 512).
+        max_sections: the most sections one document may have (``CITEWISE_MAX_SECTIONS``).
+        ocr_languages: Tesseract's language codes (``CITEWISE_OCR_LANGUAGES``, ``eng``).
+    """
+
+    concurrency: int = PARSE_SLOTS
+    isolation: str = "heavy"
+    seconds: float = PARSE_SECONDS
+    memory_mib: int = PARSE_MEMORY_MIB
+    max_sections: int = MAX_SECTIONS
+    ocr_languages: str = "eng"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ParseSettings:
+        env = environment() if environ is None else environ
+        slots = env.get("CITEWISE_PARSE_CONCURRENCY", "").strip()
+        isolation = env.get("CITEWISE_PARSE_ISOLATION", "").strip().lower() or "heavy"
+        if isolation not in PARSE_ISOLATION:
+            raise ConfigurationError(
+                f"CITEWISE_PARSE_ISOLATION must be one of {', '.join(PARSE_ISOLATION)}, "
+                f"not {isolation!r}"
+            )
+        sections = env.get("CITEWISE_MAX_SECTIONS", "")
+        return cls(
+            concurrency=int(slots) if slots.isdigit() and int(slots) > 0 else PARSE_SLOTS,
+            isolation=isolation,
+            seconds=_positive(env, "CITEWISE_PARSE_SECONDS", PARSE_SECONDS),
+            memory_mib=int(_positive(env, "CITEWISE_PARSE_MEMORY_MB", PARSE_MEMORY_MIB)),
+            max_sections=(
+                int(sections) if sections.isdigit() and int(sections) > 0 else MAX_SECTIONS
+            ),
+            ocr_languages=env.get("CITEWISE_OCR_LANGUAGES", "").strip() or "eng",
+        )
+
+
+VISION_VARIABLES = ("CITEWISE_VISION_MODEL", "CITEWISE_VISION_BASE_URL", "CITEWISE_VISION_API_KEY")
+
+
+@dataclass(frozen=True)
+class VisionSettings:
+    """The model that describes images (``CITEWISE_VISION_MODEL``; empty: descriptions
+    are off), its endpoint (``CITEWISE_VISION_BASE_URL``, else ``CITEWISE_LLM_BASE_URL``)
+    and key (``CITEWISE_VISION_API_KEY``)."""
+
+    model: str = ""
+    base_url: str = ""
+    api_key: str = "unused"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> VisionSettings:
+        env = environment() if environ is None else environ
+        return cls(
+            model=env.get("CITEWISE_VISION_MODEL", "").strip(),
+            base_url=(
+                env.get("CITEWISE_VISION_BASE_URL", "").strip()
+                or env.get("CITEWISE_LLM_BASE_URL", "").strip()
+            ),
+            api_key=env.get("CITEWISE_VISION_API_KEY", "").strip() or "unused",
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    """The remote embedder's endpoint, model and key (``CITEWISE_EMBEDDING_BASE_URL``,
+    ``CITEWISE_EMBEDDING_MODEL``, ``CITEWISE_EMBEDDING_API_KEY``; None: unset)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> EmbeddingSettings:
+        env = environment() if environ is None else environ
+        return cls(
+            base_url=env.get("CITEWISE_EMBEDDING_BASE_URL") or None,
+            model=env.get("CITEWISE_EMBEDDING_MODEL") or None,
+            api_key=env.get("CITEWISE_EMBEDDING_API_KEY") or None,
+        )
+
+
+STORE_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """The store's settings.
+
+    Args:
+        timeout: seconds a request may wait for the store (``CITEWISE_STORE_TIMEOUT``, 3).
+        ann_threshold: ``CITEWISE_ANN_THRESHOLD`` as written (None: unset); the store
+            parses it with the store URL's own ``ann_threshold``.
+    """
+
+    timeout: float = STORE_TIMEOUT
+    ann_threshold: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> StoreSettings:
+        env = environment() if environ is None else environ
+        return cls(timeout=_store_timeout(env), ann_threshold=env.get("CITEWISE_ANN_THRESHOLD"))
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Settings of the service's parts that are not the server's.
+
+    Args:
+        reranker_dir: the local ONNX cross-encoder (``CITEWISE_RERANKER_DIR``; None: unset).
+        feedback_questions: whether feedback keeps the question text
+            (``CITEWISE_FEEDBACK_QUESTIONS`` = 1, true or yes).
+        embedder: ``CITEWISE_EMBEDDER`` alone (None: unset), for ``citewise --version``,
+            which must not fail on a bad setting elsewhere.
+    """
+
+    reranker_dir: str | None = None
+    feedback_questions: bool = False
+    embedder: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
+        env = environment() if environ is None else environ
+        return cls(
+            reranker_dir=env.get("CITEWISE_RERANKER_DIR") or None,
+            feedback_questions=env.get("CITEWISE_FEEDBACK_QUESTIONS", "").lower()
+            in {"1", "true", "yes"},
+            embedder=env.get("CITEWISE_EMBEDDER") or None,
+        )
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if number <= 0:
+        raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
+    return number
+
+
+def _store_timeout(env: Mapping[str, str]) -> float:
+    value = env.get("CITEWISE_STORE_TIMEOUT", "").strip()
+    if not value:
+        return STORE_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= 3600:
+        raise ConfigurationError(
+            f"CITEWISE_STORE_TIMEOUT must be a number of seconds in (0, 3600], not {value!r}"
+        )
+    return seconds

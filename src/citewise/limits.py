@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from citewise.errors import ConfigurationError, TooLargeError
+from citewise.config import MAX_SECTIONS, PARSE_MEMORY_MIB, PARSE_SECONDS, ParseSettings
+from citewise.errors import TooLargeError
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -39,8 +39,8 @@ MIB = 1024 * 1024
 MAX_FILE_BYTES = 16 * MIB
 # Parsed text (UTF-8) larger than this is refused before chunking, embedding or storing.
 MAX_TEXT_BYTES = 4 * MIB
-# Sections per document (each heading starts one): more is a generated or hostile file.
-MAX_SECTIONS = 50_000
+# Sections per document (each heading starts one): more is a generated or hostile file
+# (MAX_SECTIONS, a setting: citewise.config.ParseSettings).
 # A zipped format (DOCX) may expand to at most this much, so a zip bomb is refused unread:
 # four times the file limit (pictures barely compress; a document's XML takes the rest).
 MAX_UNPACKED_BYTES = 4 * MAX_FILE_BYTES
@@ -66,9 +66,8 @@ MAX_TABLE_CELLS = 500_000
 # takes a second or more a page; 2,000 blank pages would hold a worker for many minutes).
 MAX_OCR_PAGES = 200
 OCR_PAGE_SECONDS = 15.0
-# One parse's wall-clock and memory budget (see citewise.parsing.worker).
-PARSE_SECONDS = 10.0
-PARSE_MEMORY_MIB = 512
+# One parse's wall-clock and memory budget (see citewise.parsing.worker): PARSE_SECONDS
+# and PARSE_MEMORY_MIB, settings (citewise.config.ParseSettings).
 
 
 def _size(count: int) -> str:
@@ -162,29 +161,14 @@ class ParseBudget:
 
     @classmethod
     def from_env(cls) -> ParseBudget:
-        seconds = _positive("CITEWISE_PARSE_SECONDS", PARSE_SECONDS)
-        memory = _positive("CITEWISE_PARSE_MEMORY_MB", PARSE_MEMORY_MIB)
-        return cls(seconds, int(memory))
-
-
-def _positive(name: str, default: float) -> float:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if number <= 0:
-        raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
-    return number
+        settings = ParseSettings.from_env()
+        return cls(settings.seconds, settings.memory_mib)
 
 
 def max_sections() -> int:
     """The most sections one document may have (``CITEWISE_MAX_SECTIONS``, default 50,000):
     past it a file is refused rather than filling the index with fragments."""
-    value = os.environ.get("CITEWISE_MAX_SECTIONS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else MAX_SECTIONS
+    return ParseSettings.from_env().max_sections
 
 
 def check_section_count(name: str | Path, count: int) -> None:

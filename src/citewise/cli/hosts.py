@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import subprocess
 import sys
 
 from citewise.cli.common import Subcommands, open_kb
-from citewise.config import Settings
+from citewise.config import Settings, child_environment
 from citewise.errors import MissingExtraError
 from citewise.kb import DEFAULT_WORKFLOW, WORKFLOWS
 
@@ -27,11 +26,7 @@ def cmd_chainlit(args: argparse.Namespace, settings: Settings) -> int:
     open_kb(args.kb, settings).require()  # a typo fails here, not in the browser
     spec = importlib.util.find_spec("citewise.integrations.chainlit_app")
     assert spec is not None and spec.origin is not None
-    env = {
-        **os.environ,
-        "CITEWISE_CHAINLIT_KB": args.kb,
-        "CITEWISE_CHAINLIT_WORKFLOW": args.workflow,
-    }
+    env = child_environment(CITEWISE_CHAINLIT_KB=args.kb, CITEWISE_CHAINLIT_WORKFLOW=args.workflow)
     command = [sys.executable, "-m", "chainlit", "run", spec.origin, "--host", args.host]
     command += ["--port", str(args.port), *([] if args.browser else ["--headless"])]
     return subprocess.call(command, env=env)

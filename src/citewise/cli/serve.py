@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from citewise.cli.common import DEFAULT_KB, Subcommands
-from citewise.config import Settings
+from citewise.config import Settings, environment
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ def server_options(
     from citewise.server import ServerOptions
     from citewise.server.runtime import release_options
 
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     options = ServerOptions.from_env(env)
     if args.kb:
         options = replace(options, kb=args.kb)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from citewise.config import EmbeddingSettings
 from citewise.embedding.base import Vectors, l2_normalise
 from citewise.errors import ConfigurationError, EmbeddingError
 
@@ -55,13 +55,11 @@ class OpenAIEmbedder:
             raise ConfigurationError("embedding retries cannot be negative")
         if dimensions is not None and dimensions < 1:
             raise ConfigurationError("embedding dimensions must be positive")
-        env = os.environ
-        self.base_url = (
-            base_url or env.get("CITEWISE_EMBEDDING_BASE_URL") or DEFAULT_BASE_URL
-        ).rstrip("/")
+        env = EmbeddingSettings.from_env()
+        self.base_url = (base_url or env.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/embeddings"
-        self.model = model or env.get("CITEWISE_EMBEDDING_MODEL") or DEFAULT_MODEL
-        self._api_key = api_key or env.get("CITEWISE_EMBEDDING_API_KEY") or None
+        self.model = model or env.model or DEFAULT_MODEL
+        self._api_key = api_key or env.api_key or None
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.timeout = timeout

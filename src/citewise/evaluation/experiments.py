@@ -15,13 +15,13 @@ and without Langfuse: the export records it, it does not re-run a case.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citewise.config import environment
 from citewise.errors import MissingExtraError
 from citewise.evaluation.cases import Case, load_cases
 
@@ -33,7 +33,7 @@ DATASET_PREFIX = "citewise/"
 
 def langfuse_configured(environ: Mapping[str, str] | None = None) -> bool:
     """True when the Langfuse SDK's keys are set (it reads them and the host itself)."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     return bool(env.get("LANGFUSE_PUBLIC_KEY") and env.get("LANGFUSE_SECRET_KEY"))
 
 

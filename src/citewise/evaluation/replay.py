@@ -11,12 +11,12 @@ per mode: retrieval modes compared on what a real planner asks, with no model lo
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from citewise.config import ServiceSettings
 from citewise.errors import SourceError
 from citewise.evaluation.cases import Case
 from citewise.evaluation.retrieval import ModeResult, PartOutcome, first_answering_rank
@@ -98,9 +98,7 @@ def load_queries(path: Path) -> tuple[dict[str, Any], dict[str, QuerySet]]:
 def available_modes(reranker_configured: bool | None = None) -> list[str]:
     """Every replay mode this machine can run: the cross-encoder only where one is set."""
     if reranker_configured is None:
-        from citewise.retrieval.rerank import RERANKER_DIR_ENV
-
-        reranker_configured = bool(os.environ.get(RERANKER_DIR_ENV))
+        reranker_configured = bool(ServiceSettings.from_env().reranker_dir)
     return [mode for mode in REPLAY_MODES if reranker_configured or "rerank" not in mode]
 
 

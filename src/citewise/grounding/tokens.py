@@ -174,7 +174,7 @@ _STRING_OR_COMMENT = re.compile(
 
 def _without_strings_and_comments(code: str) -> str:
     # Words inside strings and comments are prose or placeholders, except an environment
-    # variable read by name (os.environ["X_Y"]) which stays a name to check.
+    # variable read by name (environ["X_Y"]) which stays a name to check.
     def keep(match: re.Match[str]) -> str:
         text = match.group(0)
         if text.startswith("#"):

@@ -16,9 +16,9 @@ the sections it cites, each a link.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from citewise.config import environment
 from citewise.integrations import require
 from citewise.kb import RAG, Done, KnowledgeBase, Library, Status, TextDelta
 from citewise.models import Answer
@@ -35,7 +35,7 @@ _EXCERPT_CHARS = 1200
 
 def knowledge_base() -> KnowledgeBase:
     """The knowledge base this app answers from (``CITEWISE_CHAINLIT_KB``)."""
-    return Library.shared().get(os.environ.get(KB_ENV, DEFAULT_KB))
+    return Library.shared().get(environment().get(KB_ENV, DEFAULT_KB))
 
 
 def citation_elements(answer: Answer) -> list[Any]:
@@ -98,7 +98,7 @@ def search_overrides(kb: KnowledgeBase, chosen: dict[str, Any]) -> dict[str, Any
 async def answer_message(history: list[dict[str, str]], chosen: dict[str, Any]) -> Any:
     """Stream citewise's answer to the conversation into a Chainlit message; return it."""
     kb = knowledge_base()
-    workflow = os.environ.get(WORKFLOW_ENV, RAG)
+    workflow = environment().get(WORKFLOW_ENV, RAG)
     reply = cl.Message(content="", author=AUTHOR)
     answer: Answer | None = None
     overrides = search_overrides(kb, chosen)

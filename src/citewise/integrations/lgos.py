@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -44,6 +43,7 @@ from langgraph.runtime import Runtime
 from pydantic import ConfigDict, Field, create_model
 from typing_extensions import TypedDict
 
+from citewise.config import environment
 from citewise.errors import MissingExtraError
 from citewise.kb import AGENTIC, RAG, Done, KnowledgeBase, Library, Status, TextDelta
 from citewise.models import Answer
@@ -297,7 +297,7 @@ class _Relay(BaseChatModel):
 
 
 def _app_from_environment() -> FastAPI:
-    return create_app(os.environ.get(KB_ENV, DEFAULT_KB))
+    return create_app(environment().get(KB_ENV, DEFAULT_KB))
 
 
 def __getattr__(name: str) -> Any:

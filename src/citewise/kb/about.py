@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 from citewise import __version__
-from citewise.config import DEFAULT_EMBEDDER
+from citewise.config import DEFAULT_EMBEDDER, ServiceSettings
 from citewise.store.sqlite_schema import SCHEMA_VERSION
 
 __all__ = ["version_text"]
@@ -14,5 +12,5 @@ __all__ = ["version_text"]
 def version_text() -> str:
     """One line for ``citewise --version``. It reads ``CITEWISE_EMBEDDER`` alone, so a bad
     setting elsewhere in the environment cannot hide the version."""
-    embedder = os.environ.get("CITEWISE_EMBEDDER") or DEFAULT_EMBEDDER
+    embedder = ServiceSettings.from_env().embedder or DEFAULT_EMBEDDER
     return f"citewise {__version__} (SQLite store schema {SCHEMA_VERSION}, embedder {embedder})"

@@ -15,7 +15,6 @@ import atexit
 import hashlib
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -23,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from citewise.config import Settings
+from citewise.config import Settings, environment
 from citewise.errors import ConfigurationError
 from citewise.kb.diagnostics_quality import quality, recent
 from citewise.kb.jsonfile import BoundedJSONFile
@@ -73,7 +72,7 @@ class AlertRules:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AlertRules:
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         values: dict[str, Any] = {}
         for name, kind in (("error_rate", float), ("zero_result_rate", float),
                            ("p95_seconds", float), ("min_events", int)):  # fmt: skip

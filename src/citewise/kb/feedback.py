@@ -11,14 +11,13 @@ cited sections and grounding result; the question's text only when the operator 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from citewise.config import Settings
+from citewise.config import ServiceSettings, Settings
 from citewise.errors import CitewiseError
 from citewise.kb.diagnostics import digest
 from citewise.kb.jsonfile import BoundedJSONFile
@@ -99,8 +98,7 @@ class FeedbackStore:
     ) -> None:
         self.path = path
         if keep_questions is None:
-            flag = os.environ.get(QUESTIONS_ENV, "").lower()
-            keep_questions = flag in {"1", "true", "yes"}
+            keep_questions = ServiceSettings.from_env().feedback_questions
         self.keep_questions = keep_questions
         self.clock = clock
         limits = {"answers": MAX_ANSWERS, "ratings": MAX_RATINGS}

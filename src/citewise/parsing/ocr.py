@@ -8,9 +8,9 @@ The ``ocr`` extra brings ``pytesseract``; Tesseract itself is a system program (
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
+from citewise.config import ParseSettings
 from citewise.errors import SourceError
 
 __all__ = ["OCR_DPI", "ocr_available", "ocr_languages", "ocr_pages"]
@@ -28,7 +28,7 @@ _INSTALL = (
 
 def ocr_languages() -> str:
     """Tesseract's language codes from ``CITEWISE_OCR_LANGUAGES`` (default ``eng``)."""
-    return os.environ.get("CITEWISE_OCR_LANGUAGES", "").strip() or "eng"
+    return ParseSettings.from_env().ocr_languages
 
 
 def ocr_available() -> str | None:

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from citewise.config import PARSE_SLOTS, ParseSettings
+
 try:
     import fcntl
 except ImportError:  # Windows: the bound is per process only
@@ -17,15 +19,14 @@ except ImportError:  # Windows: the bound is per process only
 
 __all__ = ["DEFAULT_PARSE_SLOTS", "ParseSlots", "parse_slot_count"]
 
-DEFAULT_PARSE_SLOTS = 2
+DEFAULT_PARSE_SLOTS = PARSE_SLOTS
 # How often a parse waiting for another process's slot looks again.
 _POLL_SECONDS = 0.05
 
 
 def parse_slot_count() -> int:
     """``CITEWISE_PARSE_CONCURRENCY`` (default 2): parses at once per installation."""
-    value = os.environ.get("CITEWISE_PARSE_CONCURRENCY", "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_PARSE_SLOTS
+    return ParseSettings.from_env().concurrency
 
 
 class ParseSlots:

@@ -3,10 +3,10 @@ limits, and the costly formats in a worker process within a time and memory budg
 
 from __future__ import annotations
 
-import os
 from pathlib import PurePath
 
-from citewise.errors import ConfigurationError, SourceError
+from citewise.config import ParseSettings
+from citewise.errors import SourceError
 from citewise.limits import ParseBudget, check_file_size, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.base import Parser, binary_parser, parser_for, site_parser
@@ -19,7 +19,6 @@ __all__ = ["ISOLATED_SUFFIXES", "parse_file", "parse_in_process", "parsed_in_wor
 # the file's size (zip members, PDF content streams, tables, markup trees). Markdown,
 # reStructuredText and plain text are parsed in process (linear, already size-limited).
 ISOLATED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".csv", ".tsv"})
-_ISOLATION = ("heavy", "all", "off")
 
 
 def parse_file(
@@ -59,11 +58,7 @@ def parsed_in_worker(path: str | PurePath) -> bool:
     is ``heavy`` (default: :data:`ISOLATED_SUFFIXES`), ``all`` or ``off`` (in process, no
     budget). Only citewise's own parsers run in a worker; one registered at run time is
     called in process, where it was registered."""
-    mode = os.environ.get("CITEWISE_PARSE_ISOLATION", "").strip().lower() or "heavy"
-    if mode not in _ISOLATION:
-        raise ConfigurationError(
-            f"CITEWISE_PARSE_ISOLATION must be one of {', '.join(_ISOLATION)}, not {mode!r}"
-        )
+    mode = ParseSettings.from_env().isolation
     parser = parser_for(path)
     if mode == "off" or parser is None or not _built_in(parser):
         return False

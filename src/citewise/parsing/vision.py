@@ -15,10 +15,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from citewise.config import VISION_VARIABLES, VisionSettings, environment, set_variables
 
 __all__ = [
     "ENV",
@@ -43,24 +44,19 @@ PROMPT = (
     "what it shows, and any text, labels or numbers in it."
 )
 _CACHE_SIZE = 256
-ENV = ("CITEWISE_VISION_MODEL", "CITEWISE_VISION_BASE_URL", "CITEWISE_VISION_API_KEY")
+ENV = VISION_VARIABLES
 """The settings, sent with each parse to the parse worker (a process started earlier, whose
 environment would otherwise be the one it started with)."""
 
 
 def env_snapshot() -> dict[str, str | None]:
     """This process's vision settings (None: unset)."""
-    return {name: os.environ.get(name) for name in ENV}
+    return {name: environment().get(name) for name in ENV}
 
 
 def apply_env(values: dict[str, str | None]) -> None:
     """Make ``values`` (from :func:`env_snapshot`) this process's vision settings."""
-    for name in ENV:
-        value = values.get(name)
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    set_variables({name: values.get(name) for name in ENV})
 
 
 @dataclass(frozen=True)
@@ -75,20 +71,16 @@ class VisionModel:
 
 def vision_model() -> VisionModel | None:
     """The configured vision model (``CITEWISE_VISION_*``), or None: descriptions are off."""
-    model = os.environ.get("CITEWISE_VISION_MODEL", "").strip()
+    settings = VisionSettings.from_env()
+    model, base_url = settings.model, settings.base_url
     if not model:
         return None
-    base_url = (
-        os.environ.get("CITEWISE_VISION_BASE_URL", "").strip()
-        or os.environ.get("CITEWISE_LLM_BASE_URL", "").strip()
-    )
     if not base_url:
         log.warning(
             "CITEWISE_VISION_MODEL is set without CITEWISE_VISION_BASE_URL: no descriptions"
         )
         return None
-    key = os.environ.get("CITEWISE_VISION_API_KEY", "").strip() or "unused"
-    return VisionModel(model, base_url.rstrip("/"), key)
+    return VisionModel(model, base_url.rstrip("/"), settings.api_key)
 
 
 _described: dict[str, str] = {}

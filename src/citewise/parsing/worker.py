@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import citewise.errors
+from citewise.config import child_environment
 from citewise.errors import CitewiseError, SourceError, TooLargeError
 from citewise.limits import ParseBudget
 from citewise.models import Section
@@ -129,7 +130,7 @@ class _Worker:
         # A fresh interpreter, not a fork: the parent's threads, locks and open knowledge
         # bases (uvicorn, the embedder) are never copied into a worker, and no main
         # module is re-imported. It can import whatever the parent can.
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env = child_environment(PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         code = f"from citewise.parsing.worker import serve; serve({theirs.fileno()}, {memory_mib})"
         self.process = subprocess.Popen(
             [sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,

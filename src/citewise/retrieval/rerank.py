@@ -9,7 +9,6 @@ e.g. ms-marco-MiniLM-L-6-v2), named by ``CITEWISE_RERANKER_DIR``.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
+from citewise.config import ServiceSettings
 from citewise.errors import ConfigurationError
 from citewise.llm import astructured, at_temperature_zero
 from citewise.models import Hit
@@ -83,7 +83,7 @@ _LOAD_LOCK = threading.Lock()
 
 def cross_encoder(model_dir: str | Path | None = None) -> CrossEncoder:
     """The cross-encoder in ``model_dir`` (default ``$CITEWISE_RERANKER_DIR``), loaded once."""
-    where = model_dir or os.environ.get(RERANKER_DIR_ENV)
+    where = model_dir or ServiceSettings.from_env().reranker_dir
     if not where:
         raise ConfigurationError(
             f"rerank=cross_encoder needs a local ONNX cross-encoder: set {RERANKER_DIR_ENV} (or "

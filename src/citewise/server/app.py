@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any
@@ -14,7 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from citewise import __version__
-from citewise.config import Settings
+from citewise.config import Settings, environment
 from citewise.kb import Library
 from citewise.kb.diagnostics import DiagnosticsHistory
 from citewise.kb.models import ModelFactory
@@ -42,7 +41,7 @@ _WEB_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+x
 def cors_origins(environ: Mapping[str, str] | None = None) -> list[str]:
     """The browser origins allowed to call the API (``CITEWISE_CORS_ORIGINS``, comma-separated,
     ``*`` for any): none by default, so other sites' pages cannot read its answers."""
-    value = (os.environ if environ is None else environ).get("CITEWISE_CORS_ORIGINS", "")
+    value = (environment() if environ is None else environ).get("CITEWISE_CORS_ORIGINS", "")
     return [origin.strip().rstrip("/") for origin in value.split(",") if origin.strip()]
 
 

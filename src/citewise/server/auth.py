@@ -9,12 +9,12 @@ so a local server needs no setup; health checks are never guarded. A widget key
 from __future__ import annotations
 
 import hmac
-import os
 from collections.abc import Iterable
 
 from fastapi import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from citewise.config import environment
 from citewise.server.errors import APIError
 
 API_KEYS_ENV = "CITEWISE_API_KEYS"
@@ -41,7 +41,7 @@ def parse_keys(value: str | None) -> frozenset[str]:
 def _keys(request: Request, attribute: str, env: str) -> frozenset[str]:
     keys = getattr(request.app.state, attribute, None)
     if keys is None:  # an app made without options: the environment decides
-        return parse_keys(os.environ.get(env))
+        return parse_keys(environment().get(env))
     if isinstance(keys, str):  # one comma-separated string, as in the environment
         return parse_keys(keys)
     # Any collection of keys (a tuple must never turn authentication off).

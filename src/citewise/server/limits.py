@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 from citewise.server.errors import APIError
 from citewise.server.receipt import ReceiptDeadlines
@@ -59,7 +59,7 @@ class BodyLimits:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> BodyLimits:
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         depth = env.get("CITEWISE_MAX_JSON_DEPTH", "").strip()
         if depth and (not depth.isdigit() or not 2 <= int(depth) <= 500):
             raise ConfigurationError(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import IO, Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citewise import telemetry
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 from citewise.server.metrics import Metrics
 
@@ -264,7 +264,7 @@ def configure_logging(
     """Log to ``stream`` (stderr): JSON lines when it is not a terminal, readable lines on
     one, at ``level`` (default ``CITEWISE_LOG_LEVEL``, else ``default``). Returns the handler
     (replacing one an earlier call installed)."""
-    name = (level or os.environ.get(LOG_LEVEL_ENV) or default).upper()
+    name = (level or environment().get(LOG_LEVEL_ENV) or default).upper()
     if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise ConfigurationError(
             f"{LOG_LEVEL_ENV} must be debug, info, warning, error or critical, not {name!r}"

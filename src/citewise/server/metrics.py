@@ -10,7 +10,6 @@ process's samples through prometheus-client's multiprocess mode.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from citewise.config import environment
 from citewise.kb import WORKFLOWS
 from citewise.telemetry import OPERATION, RECORD, STAGE, Event
 
@@ -276,7 +276,7 @@ class KnowledgeBaseSizes(Collector):
 async def metrics_endpoint(request: Request) -> Response:
     metrics: Metrics = request.app.state.metrics
     registry = metrics.registry
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if environment().get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
         # Every worker writes its samples to the directory; one scrape sums them all.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import time
 from collections.abc import Mapping
 
@@ -19,6 +18,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 from citewise.server.errors import APIError
 
@@ -29,7 +29,7 @@ __all__ = ["RATE_LIMIT_ENV", "RateLimitMiddleware", "rate_limit_from_env"]
 
 def rate_limit_from_env(environ: Mapping[str, str] | None = None) -> RateLimitItem | None:
     """The limit ``CITEWISE_RATE_LIMIT`` sets (``N/second|minute|hour|day``), None if unset."""
-    value = (os.environ if environ is None else environ).get(RATE_LIMIT_ENV, "").strip()
+    value = (environment() if environ is None else environ).get(RATE_LIMIT_ENV, "").strip()
     if not value:
         return None
     try:

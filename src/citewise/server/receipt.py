@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 
 __all__ = ["ReceiptDeadlines", "ReceiptProtocol", "protocol_class"]
@@ -55,7 +55,7 @@ class ReceiptDeadlines:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReceiptDeadlines:
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         wanted = int(_number(env, "CITEWISE_MAX_CONNECTIONS", MAX_CONNECTIONS))
         return cls(
             header_timeout=_number(env, "CITEWISE_HEADER_TIMEOUT", HEADER_TIMEOUT),

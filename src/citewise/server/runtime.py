@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from typing import Any
 
 from fastapi import Request
 
-from citewise.config import Settings
+from citewise.config import Settings, environment
 from citewise.errors import KnowledgeBaseError
 from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
 from citewise.kb.models import ModelFactory
@@ -54,7 +53,7 @@ class ServerOptions:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerOptions:
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         release = env.get("CITEWISE_RELEASE")
         spec = None
         if release:
@@ -125,7 +124,7 @@ class Runtime:
         self.options = options
         self.library = library or Library(settings, model_factory=model_factory)
         # Signs the links answers give to uploaded documents (see citewise.server.links).
-        self.links = LinkSigner.from_env(os.environ)
+        self.links = LinkSigner.from_env(environment())
         self.release: ReleaseIndex | None = (
             ReleaseIndex(options.release, self.library) if options.release is not None else None
         )

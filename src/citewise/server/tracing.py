@@ -8,11 +8,11 @@ names the service (default ``citewise``). Tests pass a tracer provider of their 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+from citewise.config import environment
 from citewise.errors import MissingExtraError
 from citewise.telemetry import Event
 
@@ -51,7 +51,7 @@ def traces_from_env(environ: Mapping[str, str] | None = None) -> Traces | None:
     Raises:
         MissingExtraError: an endpoint is set but ``citewise[otel]`` is not installed.
     """
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     if not any(env.get(name) for name in _ENDPOINT_ENVS):
         return None
     try:

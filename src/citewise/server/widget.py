@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import time
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 from citewise.server.errors import APIError
 from citewise.server.requests import ClientSettings
@@ -60,7 +60,7 @@ class WidgetKeys:
             ConfigurationError: a key without its knowledge base, keys without origins,
                 the origin ``*``, or a rate limit that does not parse.
         """
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         keys: dict[str, str] = {}
         for item in env.get(KEYS_ENV, "").split(","):
             if not item.strip():

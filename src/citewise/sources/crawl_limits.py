@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from fnmatch import fnmatchcase
 
+from citewise.config import environment
 from citewise.errors import ConfigurationError
 
 __all__ = ["CrawlLimits", "setting_name"]
@@ -63,7 +63,7 @@ class CrawlLimits:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CrawlLimits:
         """The defaults, overridden by ``CITEWISE_CRAWL_*`` variables."""
-        env = os.environ if environ is None else environ
+        env = environment() if environ is None else environ
         values: dict[str, float | int | tuple[str, ...]] = {}
         for item in fields(cls):
             raw = env.get(setting_name(item.name), "").strip()

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from citewise.config import StoreSettings
 from citewise.models import SearchFilter
 from citewise.store.dense import in_scope
 from citewise.store.sqlite_schema import DIM_KEY, filter_sql
@@ -89,7 +90,7 @@ def ann_available() -> bool:
 def ann_threshold(option: str | None = None) -> int:
     """The window count above which search is approximate: the store URL's ``ann_threshold``,
     else ``CITEWISE_ANN_THRESHOLD``, else the measured default. 0 turns the ANN path off."""
-    raw = option if option is not None else os.environ.get(ANN_ENV)
+    raw = option if option is not None else StoreSettings.from_env().ann_threshold
     if raw is None or raw == "":
         return DEFAULT_THRESHOLD
     try:

@@ -11,10 +11,9 @@ is back is served (stale pooled connections are checked and replaced, not handed
 from __future__ import annotations
 
 import math
-import os
 import sqlite3
 
-from citewise.errors import ConfigurationError
+from citewise.config import STORE_TIMEOUT, StoreSettings
 
 __all__ = [
     "STORE_TIMEOUT",
@@ -23,23 +22,11 @@ __all__ = [
     "store_timeout",
 ]
 
-STORE_TIMEOUT = 3.0
-_ENV = "CITEWISE_STORE_TIMEOUT"
-
 
 def store_timeout() -> float:
     """Seconds a request may wait for the store (``CITEWISE_STORE_TIMEOUT``, default 3): a
     pooled connection, a reconnect, a connection attempt, a locked SQLite file."""
-    value = os.environ.get(_ENV, "").strip()
-    if not value:
-        return STORE_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 < seconds <= 3600:
-        raise ConfigurationError(f"{_ENV} must be a number of seconds in (0, 3600], not {value!r}")
-    return seconds
+    return StoreSettings.from_env().timeout
 
 
 def connect_timeout(seconds: float) -> int:
