@@ -15,6 +15,7 @@ What still goes to FTS5 (``impact_rows`` returns None): a term FTS5 would read a
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -105,7 +106,9 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
     n_rows = _row_count(conn, len(rids))
     avgdl = float(lengths.sum()) / n_rows
     df = np.bincount(p_term, minlength=len(term_ids)).astype(np.float64)
-    idf = np.log((n_rows - df + 0.5) / (df + 0.5))
+    # The C library's log, as FTS5's (numpy's vectorised log may differ in the last bit).
+    ratio = (n_rows - df + 0.5) / (df + 0.5)
+    idf = np.fromiter((math.log(r) if r > 0 else 0.0 for r in ratio), np.float64, len(ratio))
     idf[idf <= 0.0] = IDF_FLOOR
     tf = freq.astype(np.float64)
     # The same expression, in the same order, as fts5Bm25Function.
