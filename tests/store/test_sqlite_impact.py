@@ -38,14 +38,15 @@ def assert_same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> 
 
 
 def compare(store: SQLiteStore, rng: random.Random, n: int = 40) -> int:
+    """Random queries over VOCAB (common terms: the dense sum) and a rare pair (the sparse)."""
     kb = store.open("kb")
     # A connection of its own on the same file: FTS5's scores, as this store would read them.
     conn = sqlite3.connect(store._path("kb"))
     conn.row_factory = sqlite3.Row
     with conn:
         checked = 0
-        for _ in range(n):
-            query = " ".join(rng.sample(VOCAB, rng.randint(1, 6)))
+        queries = [" ".join(rng.sample(VOCAB, rng.randint(1, 6))) for _ in range(n)]
+        for query in [*queries, "zeppelin quokka", "quokka running"]:
             for k in (1, 10, 1000):
                 got = [(c.chunk_id, s) for c, s in kb.keyword(query, k)]
                 want = fts5(conn, query, k)
@@ -61,6 +62,7 @@ def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Pat
     store = SQLiteStore(tmp_path)
     kb = store.create("kb")
     kb.apply([update(f"d{i:03d}", texts(rng, 5)) for i in range(60)])
+    kb.apply([update("rare", ["zeppelin quokka", "quokka", "zeppelin runs"])])
     assert compare(store, rng) > 0
     # A new generation: more documents, some replaced, some removed (N, lengths, df all move).
     kb.apply([update(f"n{i:03d}", texts(rng, 3)) for i in range(30)])
@@ -97,9 +99,12 @@ def test_filters_go_to_fts5_and_agree(tmp_path: Path) -> None:
 
 
 def test_tokens_are_fts5s_own() -> None:
-    assert tokens("Running") == ["run"]
-    assert tokens("café") == ["cafe"]
-    assert tokens("rotate keys") == ["rotat", "kei"]
+    assert tokens(["Running", "café", "rotate keys", ""]) == [
+        ["run"],
+        ["cafe"],
+        ["rotat", "kei"],
+        [],
+    ]
 
 
 def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:

@@ -56,6 +56,10 @@ class ImpactIndex:
         # phrases' scores: the sums are FTS5's bit for bit, not just to rounding.
         if len(rows) == 1:
             cand, scores = pos, val
+        elif len(pos) * 8 >= len(self.rids):  # dense enough: one pass over all chunks
+            dense = np.bincount(pos, weights=val, minlength=len(self.rids))
+            cand = np.flatnonzero(dense)
+            scores = dense[cand]
         else:
             cand, inverse = np.unique(pos, return_inverse=True)
             scores = np.bincount(inverse, weights=val, minlength=len(cand))
@@ -127,17 +131,24 @@ def _row_count(conn: sqlite3.Connection, seen: int) -> int:
 _local = threading.local()
 
 
-def tokens(term: str) -> list[str]:
-    """``term`` as chunks_fts's tokenizer splits and stems it (a private in-memory table)."""
+def tokens(terms: list[str]) -> list[list[str]]:
+    """Each term as chunks_fts's tokenizer splits and stems it (a private in-memory table)."""
     conn: sqlite3.Connection | None = getattr(_local, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.execute(f"CREATE VIRTUAL TABLE q USING fts5(t, tokenize='{TOKENIZER}')")
         conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, instance)")
         _local.conn = conn
-    conn.execute("DELETE FROM q")
-    conn.execute("INSERT INTO q (rowid, t) VALUES (1, ?)", (term,))
-    return [r[0] for r in conn.execute('SELECT term FROM qv ORDER BY "offset"')]
+    conn.execute("BEGIN")
+    try:
+        conn.execute("DELETE FROM q")
+        conn.executemany("INSERT INTO q (rowid, t) VALUES (?, ?)", enumerate(terms))
+        found: list[list[str]] = [[] for _ in terms]
+        for doc, token in conn.execute('SELECT doc, term FROM qv ORDER BY doc, "offset"'):
+            found[doc].append(token)
+    finally:
+        conn.execute("ROLLBACK")  # the table stays empty between calls
+    return found
 
 
 class ImpactCache:
@@ -170,8 +181,7 @@ def impact_rows(
     if k > MAX_K:
         return None
     single = []
-    for term in terms:
-        split = tokens(term)
+    for split in tokens(terms):
         if len(split) != 1:
             return None  # FTS5 reads "a b" as a phrase
         single.append(split[0])
