@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from citewise.models import SearchFilter
-from citewise.store import SQLiteStore
+from citewise.store import SQLiteStore, sqlite_impact
 from citewise.store.sqlite_impact import build, tokens
 from citewise.store.sqlite_keyword import keyword_rows
 
@@ -116,4 +116,36 @@ def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
     assert len(index.rids) == 2
     row = index.terms["kei"]
     assert index.indptr[row + 1] - index.indptr[row] == 2
+    store.close()
+
+
+def test_the_matrix_is_saved_beside_the_file_once_per_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(11)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    first = kb.keyword("rotate keys cache", 10)
+    saved = sorted((tmp_path / "kb.sqlite.impact").iterdir())
+    assert len(saved) == 1 and (saved[0] / "impacts.npy").is_file()
+
+    # Another store (another process, in effect) maps the saved matrix: same answers.
+    def no_build(conn: sqlite3.Connection, generation: str) -> None:
+        raise AssertionError("the saved matrix was rebuilt")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_impact, "build", no_build)
+        other = SQLiteStore(tmp_path)
+        found = other.open("kb").keyword("rotate keys cache", 10)
+    assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
+    other.close()
+    # A write is a new generation: its matrix replaces the old one's folder.
+    kb.apply([update("new", ["zeppelin keys"])])
+    assert [c.doc_id for c, _ in kb.keyword("zeppelin", 5)] == ["new"]
+    assert [p.name for p in (tmp_path / "kb.sqlite.impact").iterdir()] != [saved[0].name]
+    assert len(list((tmp_path / "kb.sqlite.impact").iterdir())) == 1
+    assert store.names() == ["kb"]
+    store.drop("kb")
+    assert not (tmp_path / "kb.sqlite.impact").exists()
     store.close()

@@ -21,7 +21,13 @@ from citewise.errors import (
     StoreUnavailableError,
 )
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import ann, doc_metadata, sqlite_generations, sqlite_keyword
+from citewise.store import (
+    ann,
+    doc_metadata,
+    sqlite_generations,
+    sqlite_impact,
+    sqlite_keyword,
+)
 from citewise.store.availability import is_sqlite_unavailable, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
@@ -156,6 +162,7 @@ class SQLiteStore:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         ann.remove_files(path)
+        sqlite_impact.remove_files(path)
         sqlite_generations.remove_all(self.root, kb)
 
     def write_lock(self, kb: str) -> AbstractContextManager[None]:
@@ -353,7 +360,9 @@ class SQLiteStore:
 
     def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex:
         gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
-        return self._impacts.index(kb, conn, str(gen))
+        # Saved beside the file this connection reads (each generation has its own).
+        opened = self._conns[(threading.get_ident(), kb)][2]
+        return self._impacts.index(kb, conn, str(gen), opened)
 
     # -- the dense matrix ------------------------------------------------------------------
 

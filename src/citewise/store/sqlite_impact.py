@@ -10,22 +10,29 @@ is then a sum over a few sparse rows and a top k; the score equals ``-bm25(chunk
 
 What still goes to FTS5 (``impact_rows`` returns None): a term FTS5 would read as a phrase
 (tokenizes to other than one token), k over MAX_K, and filters, identifiers and CJK (handled in
-``sqlite_keyword``). The matrix lives in memory, rebuilt when the generation changes.
+``sqlite_keyword``). The matrix is saved beside the database (``{db}.impact/{generation}/``,
+numpy files opened memory-mapped), so each generation is built once, by whichever process
+asks first; a write makes a new generation, rebuilt in full on its first keyword search.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import shutil
 import sqlite3
 import threading
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from citewise.store.sqlite_schema import C_CHUNK_COLUMNS
 
-__all__ = ["ImpactCache", "ImpactIndex", "build", "tokens"]
+__all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
 
 K1 = 1.2
 B = 0.75
@@ -128,6 +135,53 @@ def _row_count(conn: sqlite3.Connection, seen: int) -> int:
     return int(row[0]) if row else seen
 
 
+_ARRAYS = ("indptr", "positions", "impacts", "rids")
+
+
+def folder(db: Path) -> Path:
+    return Path(f"{db}.impact")
+
+
+def load_or_build(conn: sqlite3.Connection, generation: str, db: Path | None) -> ImpactIndex:
+    """This generation's matrix from beside ``db`` (memory-mapped), else built and saved."""
+    if db is None:
+        return build(conn, generation)
+    target = folder(db) / generation
+    if (target / "terms.json").is_file():
+        loaded = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+        terms = json.loads((target / "terms.json").read_text())
+        return ImpactIndex(generation, terms, **loaded)
+    index = build(conn, generation)
+    try:
+        _save(index, target)
+    except OSError:  # a read-only or full disk: search from memory all the same
+        return index
+    return index
+
+
+def _save(index: ImpactIndex, target: Path) -> None:
+    # Written under a private name and renamed: a reader sees a whole matrix or none.
+    # terms.json is written last and marks a complete folder.
+    partial = target.with_name(f".{target.name}-{uuid.uuid4().hex}")
+    partial.mkdir(parents=True)
+    for name in _ARRAYS:
+        np.save(partial / f"{name}.npy", getattr(index, name))
+    (partial / "terms.json").write_text(json.dumps(index.terms))
+    try:
+        os.rename(partial, target)
+    except OSError:  # another process saved this generation first
+        shutil.rmtree(partial, ignore_errors=True)
+        return
+    for old in target.parent.iterdir():  # older generations' matrices
+        if old != target and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_files(db: Path) -> None:
+    """Delete the saved matrices of the knowledge base in ``db`` (when it is dropped)."""
+    shutil.rmtree(folder(db), ignore_errors=True)
+
+
 _local = threading.local()
 
 
@@ -158,14 +212,16 @@ class ImpactCache:
         self._by_kb: dict[str, ImpactIndex] = {}
         self._lock = threading.Lock()
 
-    def index(self, kb: str, conn: sqlite3.Connection, generation: str) -> ImpactIndex:
+    def index(
+        self, kb: str, conn: sqlite3.Connection, generation: str, db: Path | None = None
+    ) -> ImpactIndex:
         cached = self._by_kb.get(kb)
         if cached is not None and cached.generation == generation:
             return cached
         with self._lock:
             cached = self._by_kb.get(kb)
             if cached is None or cached.generation != generation:
-                cached = build(conn, generation)
+                cached = load_or_build(conn, generation, db)
                 self._by_kb[kb] = cached
             return cached
 
