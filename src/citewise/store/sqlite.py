@@ -21,13 +21,20 @@ from citewise.errors import (
     StoreUnavailableError,
 )
 from citewise.models import Chunk, Document, SearchFilter
-from citewise.store import ann, doc_metadata, sqlite_generations, sqlite_keyword
+from citewise.store import (
+    ann,
+    doc_metadata,
+    sqlite_generations,
+    sqlite_impact,
+    sqlite_keyword,
+)
 from citewise.store.availability import is_sqlite_unavailable, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
 from citewise.store.columns import chunk_values
 from citewise.store.dense import DenseIndex, as_windows
 from citewise.store.locking import kb_write_lock
+from citewise.store.sqlite_impact import ImpactCache, ImpactIndex
 from citewise.store.sqlite_keyword import keyword_rows
 from citewise.store.sqlite_schema import (
     CHUNK_COLUMNS,
@@ -86,6 +93,7 @@ class SQLiteStore:
         # file's real path (a rebuilt knowledge base is a link to its generation's file).
         self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int], Path]] = {}
         self._dense: dict[str, DenseIndex | ann.AnnIndex] = {}
+        self._impacts = ImpactCache()  # keyword search's BM25 matrix, per generation
         # Windows from which dense search goes through the ANN index (0: never).
         self.ann_threshold = ann.ann_threshold() if ann_threshold is None else ann_threshold
         self._ann_lock = threading.Lock()
@@ -154,6 +162,7 @@ class SQLiteStore:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         ann.remove_files(path)
+        sqlite_impact.remove_files(path)
         sqlite_generations.remove_all(self.root, kb)
 
     def write_lock(self, kb: str) -> AbstractContextManager[None]:
@@ -180,6 +189,7 @@ class SQLiteStore:
             keys = [key for key in self._conns if key[1] == kb]
             conns = [self._conns.pop(key)[0] for key in keys]
             self._dense.pop(kb, None)
+        self._impacts.drop(kb)
         for conn in conns:
             conn.close()
 
@@ -348,6 +358,12 @@ class SQLiteStore:
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
+    def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex:
+        gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
+        # Saved beside the file this connection reads (each generation has its own).
+        opened = self._conns[(threading.get_ident(), kb)][2]
+        return self._impacts.index(kb, conn, str(gen), opened)
+
     # -- the dense matrix ------------------------------------------------------------------
 
     def _dense_index(self, kb: str, conn: sqlite3.Connection) -> DenseIndex | ann.AnnIndex | None:
@@ -468,7 +484,8 @@ class SQLiteKB:
     ) -> list[tuple[Chunk, float]]:
         # Words, CJK bigrams and whole identifiers: see store/sqlite_keyword.py.
         with self.store._read(self.name) as conn:
-            rows = keyword_rows(conn, text, k, filter)
+            impacts = lambda: self.store._impacts_for(self.name, conn)  # noqa: E731
+            rows = keyword_rows(conn, text, k, filter, impacts)
             return [(row_to_chunk(row), float(row["score"])) for row in rows]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:

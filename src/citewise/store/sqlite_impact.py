@@ -1,0 +1,257 @@
+"""FTS5's own BM25, precomputed: a per-generation impact matrix (terms x chunks) for keyword search.
+
+FTS5 scores a chunk on the fly, walking every matching row's position list; at a million
+chunks a common term costs tens of milliseconds. Here each (term, chunk) posting holds its
+whole BM25 contribution, computed once per store generation from FTS5's own index (its
+``fts5vocab`` instance table, so tokens, stems and lengths are FTS5's, never re-derived) with
+FTS5's formula (``fts5_aux.c``: k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored
+at 1e-6, the chunk's token count against the table's average). A query of single-token terms
+is then a sum over a few sparse rows and a top k; the score equals ``-bm25(chunks_fts)``.
+
+What still goes to FTS5 (``impact_rows`` returns None): a term FTS5 would read as a phrase
+(tokenizes to other than one token), k over MAX_K, and filters, identifiers and CJK (handled in
+``sqlite_keyword``). The matrix is saved beside the database (``{db}.impact/{generation}/``,
+numpy files opened memory-mapped), so each generation is built once, by whichever process
+asks first; a write makes a new generation, rebuilt in full on its first keyword search.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from citewise.store.sqlite_schema import C_CHUNK_COLUMNS
+
+__all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
+
+K1 = 1.2
+B = 0.75
+IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
+MAX_K = 10_000  # three bound parameters a row, under SQLite's 32766
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # chunks_fts's, see sqlite_schema.SCHEMA
+
+
+@dataclass(frozen=True)
+class ImpactIndex:
+    """One generation's postings: row ``terms[t]`` spans ``indptr[t]:indptr[t + 1]``."""
+
+    generation: str
+    terms: dict[str, int]
+    indptr: npt.NDArray[np.int64]
+    positions: npt.NDArray[np.int32]  # into ``rids``
+    impacts: npt.NDArray[np.float64]
+    rids: npt.NDArray[np.int64]
+
+    def top(self, terms: list[str], k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (rid, score) for an OR of single-token terms; ties by rid."""
+        rows = [self.terms[t] for t in terms if t in self.terms]
+        if not rows or k <= 0:
+            return []
+        pos = np.concatenate([self.positions[self.indptr[r] : self.indptr[r + 1]] for r in rows])
+        val = np.concatenate([self.impacts[self.indptr[r] : self.indptr[r + 1]] for r in rows])
+        # bincount adds each chunk's postings in query order, from 0.0, as FTS5 adds its
+        # phrases' scores: the sums are FTS5's bit for bit, not just to rounding.
+        if len(rows) == 1:
+            cand, scores = pos, val
+        elif len(pos) * 8 >= len(self.rids):  # dense enough: one pass over all chunks
+            dense = np.bincount(pos, weights=val, minlength=len(self.rids))
+            cand = np.flatnonzero(dense)
+            scores = dense[cand]
+        else:
+            cand, inverse = np.unique(pos, return_inverse=True)
+            scores = np.bincount(inverse, weights=val, minlength=len(cand))
+        if len(cand) > k:
+            # Keep every chunk tied with the k-th score, so the rid tie-break below is exact.
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            keep = scores >= kth
+            cand, scores = cand[keep], scores[keep]
+        rids = self.rids[cand]
+        order = np.lexsort((rids, -scores))[:k]
+        return [(int(rids[i]), float(scores[i])) for i in order]
+
+
+def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
+    """The impact matrix of ``chunks_fts`` as this connection sees it."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.citewise_fts_instance "
+        "USING fts5vocab(main, chunks_fts, instance)"
+    )
+    # The instance table is ordered by term then chunk: count runs without sorting in SQL.
+    cur = conn.execute("SELECT term, doc FROM temp.citewise_fts_instance")
+    term_ids: dict[str, int] = {}
+    t_parts: list[npt.NDArray[np.int32]] = []
+    d_parts: list[npt.NDArray[np.int64]] = []
+    while batch := cur.fetchmany(1 << 16):
+        t_parts.append(
+            np.fromiter(
+                (term_ids.setdefault(t, len(term_ids)) for t, _ in batch),
+                dtype=np.int32,
+                count=len(batch),
+            )
+        )
+        d_parts.append(np.fromiter((d for _, d in batch), dtype=np.int64, count=len(batch)))
+    if not t_parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return ImpactIndex(
+            generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty
+        )
+    term_of = np.concatenate(t_parts)
+    doc_of = np.concatenate(d_parts)
+    rids, doc_pos = np.unique(doc_of, return_inverse=True)
+    lengths = np.bincount(doc_pos, minlength=len(rids)).astype(np.float64)
+    # Postings: one per distinct (term, chunk), its count the term's frequency in the chunk.
+    key = term_of.astype(np.int64) * len(rids) + doc_pos
+    keys, freq = np.unique(key, return_counts=True)
+    p_term = keys // len(rids)
+    p_pos = (keys % len(rids)).astype(np.int32)
+    n_rows = _row_count(conn, len(rids))
+    avgdl = float(lengths.sum()) / n_rows
+    df = np.bincount(p_term, minlength=len(term_ids)).astype(np.float64)
+    # The C library's log, as FTS5's (numpy's vectorised log may differ in the last bit).
+    ratio = (n_rows - df + 0.5) / (df + 0.5)
+    idf = np.fromiter((math.log(r) if r > 0 else 0.0 for r in ratio), np.float64, len(ratio))
+    idf[idf <= 0.0] = IDF_FLOOR
+    tf = freq.astype(np.float64)
+    # The same expression, in the same order, as fts5Bm25Function.
+    impacts = idf[p_term] * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[p_pos] / avgdl)))
+    indptr = np.zeros(len(term_ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(p_term, minlength=len(term_ids)), out=indptr[1:])
+    return ImpactIndex(generation, term_ids, indptr, p_pos, impacts, rids)
+
+
+def _row_count(conn: sqlite3.Connection, seen: int) -> int:
+    """FTS5's N: the rows of its docsize table (a chunk with no tokens counts, too)."""
+    row = conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()
+    return int(row[0]) if row else seen
+
+
+_ARRAYS = ("indptr", "positions", "impacts", "rids")
+
+
+def folder(db: Path) -> Path:
+    return Path(f"{db}.impact")
+
+
+def load_or_build(conn: sqlite3.Connection, generation: str, db: Path | None) -> ImpactIndex:
+    """This generation's matrix from beside ``db`` (memory-mapped), else built and saved."""
+    if db is None:
+        return build(conn, generation)
+    target = folder(db) / generation
+    if (target / "terms.json").is_file():
+        loaded = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+        terms = json.loads((target / "terms.json").read_text())
+        return ImpactIndex(generation, terms, **loaded)
+    index = build(conn, generation)
+    try:
+        _save(index, target)
+    except OSError:  # a read-only or full disk: search from memory all the same
+        return index
+    return index
+
+
+def _save(index: ImpactIndex, target: Path) -> None:
+    # Written under a private name and renamed: a reader sees a whole matrix or none.
+    # terms.json is written last and marks a complete folder.
+    partial = target.with_name(f".{target.name}-{uuid.uuid4().hex}")
+    partial.mkdir(parents=True)
+    for name in _ARRAYS:
+        np.save(partial / f"{name}.npy", getattr(index, name))
+    (partial / "terms.json").write_text(json.dumps(index.terms))
+    try:
+        os.rename(partial, target)
+    except OSError:  # another process saved this generation first
+        shutil.rmtree(partial, ignore_errors=True)
+        return
+    for old in target.parent.iterdir():  # older generations' matrices
+        if old != target and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_files(db: Path) -> None:
+    """Delete the saved matrices of the knowledge base in ``db`` (when it is dropped)."""
+    shutil.rmtree(folder(db), ignore_errors=True)
+
+
+_local = threading.local()
+
+
+def tokens(terms: list[str]) -> list[list[str]]:
+    """Each term as chunks_fts's tokenizer splits and stems it (a private in-memory table)."""
+    conn: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.execute(f"CREATE VIRTUAL TABLE q USING fts5(t, tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, instance)")
+        _local.conn = conn
+    conn.execute("BEGIN")
+    try:
+        conn.execute("DELETE FROM q")
+        conn.executemany("INSERT INTO q (rowid, t) VALUES (?, ?)", enumerate(terms))
+        found: list[list[str]] = [[] for _ in terms]
+        for doc, token in conn.execute('SELECT doc, term FROM qv ORDER BY doc, "offset"'):
+            found[doc].append(token)
+    finally:
+        conn.execute("ROLLBACK")  # the table stays empty between calls
+    return found
+
+
+class ImpactCache:
+    """Each knowledge base's impact matrix for its current generation, built on first use."""
+
+    def __init__(self) -> None:
+        self._by_kb: dict[str, ImpactIndex] = {}
+        self._lock = threading.Lock()
+
+    def index(
+        self, kb: str, conn: sqlite3.Connection, generation: str, db: Path | None = None
+    ) -> ImpactIndex:
+        cached = self._by_kb.get(kb)
+        if cached is not None and cached.generation == generation:
+            return cached
+        with self._lock:
+            cached = self._by_kb.get(kb)
+            if cached is None or cached.generation != generation:
+                cached = load_or_build(conn, generation, db)
+                self._by_kb[kb] = cached
+            return cached
+
+    def drop(self, kb: str) -> None:
+        with self._lock:
+            self._by_kb.pop(kb, None)
+
+
+def impact_rows(
+    index: ImpactIndex, conn: sqlite3.Connection, terms: list[str], k: int
+) -> list[sqlite3.Row] | None:
+    """Rows of ``score`` and the chunk columns, as ``keyword_rows``; None: ask FTS5."""
+    if k > MAX_K:
+        return None
+    single = []
+    for split in tokens(terms):
+        if len(split) != 1:
+            return None  # FTS5 reads "a b" as a phrase
+        single.append(split[0])
+    found = index.top(single, k)
+    if not found:
+        return []
+    # Bound as parameters (not JSON text), so each score reaches the row bit for bit.
+    values = ", ".join(["(?, ?, ?)"] * len(found))
+    params = [x for n, (rid, score) in enumerate(found) for x in (n, rid, score)]
+    return list(
+        conn.execute(
+            f"WITH t(n, rid, score) AS (VALUES {values}) "
+            f"SELECT t.score AS score, {C_CHUNK_COLUMNS} "
+            "FROM t JOIN chunks c ON c.rid = t.rid ORDER BY t.n",
+            params,
+        ).fetchall()
+    )

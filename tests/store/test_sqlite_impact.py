@@ -1,0 +1,151 @@
+"""The impact matrix's keyword scores against FTS5's own bm25() on the same file."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from citewise.models import SearchFilter
+from citewise.store import SQLiteStore, sqlite_impact
+from citewise.store.sqlite_impact import build, tokens
+from citewise.store.sqlite_keyword import keyword_rows
+
+from .support import update
+
+VOCAB = (
+    "rotate rotating keys key server servers port ports install installing config configure "
+    "token tokens cache cached caching index indexes query queries shard replica failover "
+    "backup restore snapshot latency throughput"
+).split()
+
+
+def texts(rng: random.Random, n: int) -> list[str]:
+    return [" ".join(rng.choices(VOCAB, k=rng.randint(1, 40))) for _ in range(n)]
+
+
+def fts5(conn: sqlite3.Connection, text: str, k: int) -> list[tuple[str, float]]:
+    rows = keyword_rows(conn, text, k, None)  # no impact matrix: FTS5 alone
+    return [(r["chunk_id"], r["score"]) for r in rows]
+
+
+def assert_same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
+    # Bit for bit (the sums are added in FTS5's order), so ties fall the same way too.
+    assert got == want
+    assert all(s == pytest.approx(t, rel=1e-9) for (_, s), (_, t) in zip(got, want, strict=True))
+
+
+def compare(store: SQLiteStore, rng: random.Random, n: int = 40) -> int:
+    """Random queries over VOCAB (common terms: the dense sum) and a rare pair (the sparse)."""
+    kb = store.open("kb")
+    # A connection of its own on the same file: FTS5's scores, as this store would read them.
+    conn = sqlite3.connect(store._path("kb"))
+    conn.row_factory = sqlite3.Row
+    with conn:
+        checked = 0
+        queries = [" ".join(rng.sample(VOCAB, rng.randint(1, 6))) for _ in range(n)]
+        for query in [*queries, "zeppelin quokka", "quokka running"]:
+            for k in (1, 10, 1000):
+                got = [(c.chunk_id, s) for c, s in kb.keyword(query, k)]
+                want = fts5(conn, query, k)
+                assert got, query
+                assert_same(got, want)
+                checked += len(got)
+    conn.close()
+    return checked
+
+
+def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:03d}", texts(rng, 5)) for i in range(60)])
+    kb.apply([update("rare", ["zeppelin quokka", "quokka", "zeppelin runs"])])
+    assert compare(store, rng) > 0
+    # A new generation: more documents, some replaced, some removed (N, lengths, df all move).
+    kb.apply([update(f"n{i:03d}", texts(rng, 3)) for i in range(30)])
+    kb.apply([update(f"d{i:03d}", texts(rng, 2)) for i in range(0, 60, 3)])
+    kb.apply([update(f"d{i:03d}", []) for i in range(1, 60, 3)])
+    assert compare(store, rng) > 0
+    store.close()
+
+
+def test_the_matrix_follows_the_generation(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update("a", ["rotate the keys"])])
+    assert [c.doc_id for c, _ in kb.keyword("failover", 5)] == []
+    kb.apply([update("b", ["failover to the replica"])])
+    assert [c.doc_id for c, _ in kb.keyword("failover", 5)] == ["b"]
+    kb.apply([update("b", [])])
+    assert [c.doc_id for c, _ in kb.keyword("failover", 5)] == []
+    store.close()
+
+
+def test_filters_go_to_fts5_and_agree(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    docs = [f"d{i:02d}" for i in range(20)]
+    kb.apply([update(d, texts(rng, 4)) for d in docs])
+    everything = SearchFilter(doc_ids=tuple(docs))
+    for query in ("rotate keys", "cache latency snapshot", "server"):
+        plain = [(c.chunk_id, s) for c, s in kb.keyword(query, 15)]
+        filtered = [(c.chunk_id, s) for c, s in kb.keyword(query, 15, everything)]
+        assert_same(plain, filtered)
+    store.close()
+
+
+def test_tokens_are_fts5s_own() -> None:
+    assert tokens(["Running", "café", "rotate keys", ""]) == [
+        ["run"],
+        ["cafe"],
+        ["rotat", "kei"],
+        [],
+    ]
+
+
+def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update("a", ["keys keys keys", "keys server"])])
+    with store._read("kb") as conn:
+        index = build(conn, "g")
+    assert len(index.rids) == 2
+    row = index.terms["kei"]
+    assert index.indptr[row + 1] - index.indptr[row] == 2
+    store.close()
+
+
+def test_the_matrix_is_saved_beside_the_file_once_per_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(11)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    first = kb.keyword("rotate keys cache", 10)
+    saved = sorted((tmp_path / "kb.sqlite.impact").iterdir())
+    assert len(saved) == 1 and (saved[0] / "impacts.npy").is_file()
+
+    # Another store (another process, in effect) maps the saved matrix: same answers.
+    def no_build(conn: sqlite3.Connection, generation: str) -> None:
+        raise AssertionError("the saved matrix was rebuilt")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_impact, "build", no_build)
+        other = SQLiteStore(tmp_path)
+        found = other.open("kb").keyword("rotate keys cache", 10)
+    assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
+    other.close()
+    # A write is a new generation: its matrix replaces the old one's folder.
+    kb.apply([update("new", ["zeppelin keys"])])
+    assert [c.doc_id for c, _ in kb.keyword("zeppelin", 5)] == ["new"]
+    assert [p.name for p in (tmp_path / "kb.sqlite.impact").iterdir()] != [saved[0].name]
+    assert len(list((tmp_path / "kb.sqlite.impact").iterdir())) == 1
+    assert store.names() == ["kb"]
+    store.drop("kb")
+    assert not (tmp_path / "kb.sqlite.impact").exists()
+    store.close()
