@@ -120,11 +120,15 @@ def _tool_reply(body: dict[str, Any], last: Any) -> dict[str, Any]:
     of "no" (so the agentic workflow rewrites) and a rewrite to the question as written."""
     name = _tool_name(body)
     query = str(last)[:200] or "docs"
-    fields: dict[str, Any] = {"needs_docs": True, "queries": [query]}
-    if name == "Grade":
-        fields = {"relevant": "no"}
-    elif name == "Rewrite":
-        fields = {"query": query}
+    fields: dict[str, Any] = {
+        "Grade": {"relevant": "no"},
+        "Rewrite": {"query": query},
+        # A search option's calls: HyDE, multi-query and step-back rewrites, listwise rerank.
+        "HypotheticalPassage": {"passage": query},
+        "QueryVariants": {"queries": [query]},
+        "StepBackQuestion": {"question": query},
+        "Ranking": {"order": [1]},
+    }.get(name, {"needs_docs": True, "queries": [query]})
     arguments = json.dumps(fields)
     message: dict[str, Any] = {"role": "assistant", "content": arguments}
     if name:
