@@ -13,9 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
+from citewise import strategies
 from citewise.config import Settings
+from citewise.errors import ConfigurationError
+from citewise.kb import RERANKERS, STRATEGIES
 from citewise.server import ServerOptions, create_app
 from citewise.server.apidocs import KB_NAME_PATTERN
+from citewise.server.knowledge import MAX_QUESTIONS, MIN_CHILD_CHARS, MIN_PARENT_CHARS
 from citewise.server.testing import running
 from citewise.store.checks import KB_NAME
 
@@ -115,3 +119,48 @@ def test_the_schema_gives_the_name_pattern_and_the_bearer_scheme(url: str) -> No
     refused = httpx.post(f"{url}/v1/knowledge-bases", json={"name": ""}, headers=KEY)
     assert refused.status_code == 400, refused.text
     assert re.fullmatch(KB_NAME_PATTERN, "") is None
+
+
+def test_the_schema_states_the_values_the_server_takes(url: str) -> None:
+    # The index strategy's bounds, copied into the server's layer, stay the strategy's own.
+    assert (MIN_PARENT_CHARS, MIN_CHILD_CHARS, MAX_QUESTIONS) == (
+        strategies.MIN_PARENT_CHARS,
+        50,
+        strategies.MAX_QUESTIONS,
+    )
+    with pytest.raises(ConfigurationError):
+        strategies.IndexStrategy("parent_child", child_chars=MIN_CHILD_CHARS - 1)
+    strategies.IndexStrategy("parent_child", child_chars=MIN_CHILD_CHARS)
+    found = schema(url)["components"]["schemas"]
+    create = found["CreateKnowledgeBase"]["properties"]
+    assert create["strategy"]["enum"] == list(STRATEGIES)
+    assert create["qa_questions"]["maximum"] == MAX_QUESTIONS
+    assert found["SearchRequest"]["properties"]["rerank"]["enum"] == list(RERANKERS)
+    assert found["FeedbackRequest"]["properties"]["rating"]["enum"] == ["up", "down"]
+    assert re.match(found["CrawlRequest"]["properties"]["url"]["pattern"], "https://a.b/c")
+    assert not re.match(found["CrawlRequest"]["properties"]["url"]["pattern"], "ftp://a.b/")
+    # The document DELETE route also answers the content route's URL: the schema says so.
+    content = schema(url)["paths"]["/v1/knowledge-bases/{kb}/documents/{doc_id}/content"]
+    assert set(content) == {"get", "delete"}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "valid"),
+    [
+        ("/v1/knowledge-bases/t/search", {"query": "q", "collapse_sections": 0}, False),
+        ("/v1/knowledge-bases/t/search", {"query": "q", "agent_rewrites": False}, False),
+        ("/v1/knowledge-bases/t/search", {"query": "q", "top_k": 2.0}, True),
+        ("/v1/knowledge-bases", {"name": "n", "qa_questions": 11}, False),
+        ("/v1/knowledge-bases", {"name": "n", "retrieval": {"agent_grading": 1}}, False),
+        ("/v1/knowledge-bases/t/crawl", {"url": "0"}, False),
+        ("/v1/knowledge-bases/t/crawl", {"url": "http://127.0.0.1:9/", "rebuild": 0}, False),
+        ("/v1/responses", {"model": "citewise-rag", "input": "q", "stream": 1}, False),
+        ("/v1/feedback", {"response_id": "r", "rating": ""}, False),
+    ],
+)
+def test_json_types_and_bounds_are_the_schemas(
+    url: str, path: str, body: dict[str, Any], valid: bool
+) -> None:
+    # JSON booleans are not numbers (nor numbers booleans); an integral 2.0 is an integer.
+    response = httpx.post(f"{url}{path}", json=body, headers=KEY, timeout=30)
+    assert (response.status_code != 400) == valid, response.text

@@ -89,7 +89,9 @@ def test_no_generated_request_gets_a_server_error(server: str, api_schema: Any) 
                 case.path_parameters["kb"] = KB
             response = case.call(base_url=server, timeout=60)
             statuses[response.status_code] += 1
-            if response.status_code >= 500:
+            # A crawl of a generated host that cannot be reached: the documented 502.
+            unreachable = response.status_code == 502 and '"site_unreachable"' in response.text
+            if response.status_code >= 500 and not unreachable:
                 failures.append(
                     f"{case.method} {case.formatted_path} {case.body!r:.300} -> "
                     f"{response.status_code}: {response.text[:300]}"

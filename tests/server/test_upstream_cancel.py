@@ -111,3 +111,51 @@ def test_clients_that_leave_stop_the_upstream_stream(tmp_path: Path, streamed: b
           f"{model.finished}, stopped {model.stopped}")  # fmt: skip
     assert model.finished + model.stopped == CLIENTS
     assert model.finished == 0
+
+
+CALLERS = 10
+
+
+def leave_during_call(url: str, model: LoopbackModel, workflow: str, streamed: bool) -> None:
+    """``CALLERS`` clients ask ``workflow`` and leave while the slow call is being answered."""
+
+    async def main() -> None:
+        body = {"model": workflow, "input": QUESTION, "stream": streamed}
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            asking = [
+                asyncio.create_task(client.post("/v1/responses", json=body)) for _ in range(CALLERS)
+            ]
+            deadline = time.monotonic() + 30
+            while model.calls_running < CALLERS and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert model.calls_running == CALLERS, f"only {model.calls_running} calls running"
+            for task in asking:
+                task.cancel()  # the connection closes: the client is gone
+            await asyncio.gather(*asking, return_exceptions=True)
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "non-streamed"])
+@pytest.mark.parametrize(
+    ("workflow", "call"),
+    [("citewise-rag", "Plan"), ("citewise-agentic", "Rewrite")],
+    ids=["plan", "rewrite"],
+)
+def test_clients_that_leave_during_a_workflow_step_stop_its_call(
+    tmp_path: Path, workflow: str, call: str, streamed: bool
+) -> None:
+    # Each slow call takes 3 s unless its client (citewise) closes the connection first.
+    model = LoopbackModel(tokens=60, gap=0.05, slow_calls=frozenset({call}), call_time=3.0)
+    with running(model.app) as model_url:
+        app = create_app(settings(tmp_path, model_url), ServerOptions(kb="x"))
+        with running(app) as url:
+            leave_during_call(url, model, workflow, streamed)
+            assert model.wait_idle(timeout=30), f"{model.calls_running} calls still run"
+    answers = model.finished + model.stopped
+    print(f"{CALLERS} clients left during {call}: finished {model.calls_finished}, "
+          f"stopped {model.calls_stopped}, answer streams started {answers}")  # fmt: skip
+    assert model.calls_stopped.get(call, 0) == CALLERS
+    assert model.calls_finished.get(call, 0) == 0
+    assert model.finished + model.stopped == 0  # no answer was started for a client gone

@@ -10,6 +10,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 
+from citewise.kb import OVERLAP_UNITS, QUERY_REWRITES, RERANKERS, STRATEGIES
+
 __all__ = ["KB_NAME_PATTERN", "openapi_schema", "swagger_page"]
 
 BEARER = "bearerAuth"
@@ -50,6 +52,7 @@ _MORE = {
 # What a knowledge-base name may be (``citewise.store.checks.KB_NAME``; a test keeps the
 # two equal): the server refuses anything else with a 400.
 KB_NAME_PATTERN = "^[a-z0-9][a-z0-9._-]{0,63}$"
+_DOCUMENT = "/v1/knowledge-bases/{kb}/documents/{doc_id}"
 _NAME = {"type": "string", "pattern": KB_NAME_PATTERN, "minLength": 1, "maxLength": 64}
 
 
@@ -60,7 +63,7 @@ def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     if admin:
         found.append("403")
     answers = path in ("/v1/responses", "/v1/chat/completions")
-    if "{" in path or answers:
+    if "{" in path or answers or path == "/v1/feedback" and method == "post":
         found.append("404")
     if "requestBody" in operation:
         found += ["408", "413"]
@@ -83,6 +86,40 @@ def _document_names(schema: dict[str, Any]) -> None:
     create = schema.get("components", {}).get("schemas", {}).get("CreateKnowledgeBase")
     if create is not None and "name" in create.get("properties", {}):
         create["properties"]["name"] = {**create["properties"]["name"], **_NAME}
+
+
+def _document_choices(schema: dict[str, Any]) -> None:
+    """The names a request may choose (index strategy, overlap unit, reranker,
+    query rewrite): those the server takes, a package's included (read when the schema is
+    made, after the packages registered theirs)."""
+    registered: dict[str, list[Any]] = {
+        "strategy": list(STRATEGIES),
+        "chunk_overlap_unit": list(OVERLAP_UNITS),
+        "rerank": list(RERANKERS),
+        "query_rewrite": list(QUERY_REWRITES),
+    }
+    for model in ("CreateKnowledgeBase", "RequestOptions", "SearchRequest"):
+        found = schema.get("components", {}).get("schemas", {}).get(model, {})
+        properties = found.get("properties", {})
+        for name, choices in registered.items():
+            if name in properties:
+                properties[name] = {**properties[name], "enum": choices}
+
+
+def _document_content_delete(schema: dict[str, Any]) -> None:
+    """``DELETE …/documents/{doc_id}/content``: the document DELETE route's ``doc_id`` takes
+    slashes, so this URL deletes the document ``{doc_id}/content`` (its Allow says DELETE)."""
+    paths = schema.get("paths", {})
+    delete = paths.get(_DOCUMENT, {}).get("delete")
+    content = paths.get(f"{_DOCUMENT}/content")
+    if delete is None or content is None or "delete" in content:
+        return
+    content["delete"] = {
+        **delete,
+        "operationId": f"{delete.get('operationId', 'delete_document')}_content",
+        "summary": "Delete the document {doc_id}/content",
+        "description": "The document DELETE route with a ``doc_id`` ending in ``/content``.",
+    }
 
 
 def openapi_schema(app: FastAPI) -> dict[str, Any]:
@@ -118,6 +155,8 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
                      "content": {"application/json": {"schema": _ERROR_REF}}},
                 )  # fmt: skip
     _document_names(schema)
+    _document_choices(schema)
+    _document_content_delete(schema)
     app.openapi_schema = schema
     return schema
 

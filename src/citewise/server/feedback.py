@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from prometheus_client import Counter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from citewise.config import Settings
 from citewise.kb.feedback import MAX_COMMENT, FeedbackError, FeedbackStore
 from citewise.models import Answer
 from citewise.server.auth import require_api_key
 from citewise.server.errors import APIError, storage_full
+from citewise.server.json_types import JsonTyped
 from citewise.server.metrics import Metrics
 
 __all__ = ["FeedbackRequest", "install", "remember_answer", "store_of"]
@@ -31,13 +32,13 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["feedback"], dependencies=[Depends(require_api_key)])
 
 
-class FeedbackRequest(BaseModel):
+class FeedbackRequest(JsonTyped):
     """``POST /v1/feedback``: which answer, and what the reader thought of it."""
 
     model_config = ConfigDict(extra="forbid")
 
     response_id: str = Field(min_length=1, max_length=200)
-    rating: str = Field(description="up (helpful) or down (not helpful)")
+    rating: Literal["up", "down"] = Field(description="up (helpful) or down (not helpful)")
     comment: str = Field("", max_length=MAX_COMMENT)
 
 

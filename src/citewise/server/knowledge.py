@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from citewise.errors import (
     CitewiseError,
@@ -30,6 +30,7 @@ from citewise.kb import (
 from citewise.limits import MAX_FILE_BYTES, check_file_size
 from citewise.server.auth import require_admin_key, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
+from citewise.server.json_types import JsonTyped
 from citewise.server.runtime import Runtime, runtime_of
 
 __all__ = ["router"]
@@ -45,27 +46,40 @@ _admin = APIRouter(
 EXAMPLES = 4
 
 
-class CreateKnowledgeBase(BaseModel):
+# The index strategy's bounds (``citewise.strategies.IndexStrategy``, outside the server's
+# layer; a test keeps them equal), stated in the schema.
+MIN_PARENT_CHARS = 100
+MIN_CHILD_CHARS = 50
+MAX_QUESTIONS = 10
+
+
+class RequestOptions(SearchOptions, JsonTyped):
+    """Search options as a request sends them: each value of the JSON type the schema states."""
+
+
+class CreateKnowledgeBase(JsonTyped):
     """``POST /v1/knowledge-bases``: a name and the knowledge base's own settings."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
     strategy: str = "section"
-    parent_chars: int = 2000
-    child_chars: int = DEFAULT_CHILD_CHARS
-    qa_questions: int = DEFAULT_QUESTIONS
-    chunk_overlap: int = 0
+    # The bounds of each value alone (``IndexStrategy``); those between two values (a child
+    # no larger than its parent, an overlap of at most half the parent) are checked after.
+    parent_chars: int = Field(default=2000, ge=MIN_PARENT_CHARS)
+    child_chars: int = Field(default=DEFAULT_CHILD_CHARS, ge=MIN_CHILD_CHARS)
+    qa_questions: int = Field(default=DEFAULT_QUESTIONS, ge=1, le=MAX_QUESTIONS)
+    chunk_overlap: int = Field(default=0, ge=0)
     chunk_overlap_unit: str = "chars"
     # The knowledge base's own models (as ``retrieval.chat_model``/``reranker_dir``).
     chat_model: str | None = None
     reranker_dir: str | None = None
     embedder: str | None = None
-    retrieval: SearchOptions = Field(default_factory=SearchOptions)
+    retrieval: RequestOptions = Field(default_factory=RequestOptions)
     description: str = ""
 
 
-class SearchRequest(SearchOptions):
+class SearchRequest(RequestOptions):
     """``POST …/search``: a query, and search options over the knowledge base's defaults
     (the fields of :class:`citewise.kb.SearchOptions`; those left out keep the defaults)."""
 
@@ -77,13 +91,23 @@ class SearchRequest(SearchOptions):
         return SearchOptions.model_validate(values)
 
 
-class CrawlRequest(BaseModel):
+CRAWL_URL_PATTERN = (
+    r"^\s*[Hh][Tt][Tt][Pp][Ss]?://([^/?#@]*@)?"
+    r"([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])"
+    r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{0,4}))?"
+    r"([/?#].*)?$"
+)
+"""The start URLs the crawler takes, in the schema: http(s), a host, a port if any."""
+
+
+class CrawlRequest(JsonTyped):
     """``POST …/crawl``: the start URL of a published site, and bounds over the server's
     ``CITEWISE_CRAWL_*`` settings (those left out keep them)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(min_length=1, max_length=2048)
+    # What the crawler takes (``normalize_url``): http(s), a host, a port if any.
+    url: str = Field(min_length=1, max_length=2048, pattern=CRAWL_URL_PATTERN)
     max_pages: int | None = Field(default=None, ge=1)
     max_depth: int | None = Field(default=None, ge=1)
     max_seconds: float | None = Field(default=None, gt=0)

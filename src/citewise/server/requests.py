@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb import (
@@ -23,6 +23,7 @@ from citewise.kb import (
     SearchOptions,
 )
 from citewise.server.errors import APIError
+from citewise.server.json_types import JsonTyped
 from citewise.server.limits import check_json_text, check_json_value
 from citewise.server.runtime import Runtime
 
@@ -36,7 +37,7 @@ SEED_SETTINGS_KEY = "lgos_settings"
 Message = dict[str, str]
 
 
-class ResponsesRequest(BaseModel):
+class ResponsesRequest(JsonTyped):
     """``POST /v1/responses``: the fields citewise reads (others are accepted and ignored)."""
 
     model_config = ConfigDict(extra="allow")
@@ -51,7 +52,7 @@ class ResponsesRequest(BaseModel):
     include: list[str] | None = None
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(JsonTyped):
     """``POST /v1/chat/completions``: the fields citewise reads."""
 
     model_config = ConfigDict(extra="allow")
