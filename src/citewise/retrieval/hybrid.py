@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Literal
 
@@ -195,6 +195,8 @@ def search(
     if k <= 0 or not query.strip():
         return []
     n = max(candidates, k)
+    if mode != "keyword" and embedder is None:
+        raise ValueError(f"{mode} search needs an embedder")
     pending: Future[list[Hit]] | None = None
     if mode == "hybrid":
         # A copied context, so the keyword stage is timed within this query's operation.
@@ -202,15 +204,20 @@ def search(
             contextvars.copy_context().run, _keyword, store, query, n, filter
         )
     dense: list[Hit] = []
-    if mode != "keyword":
-        if embedder is None:
-            raise ValueError(f"{mode} search needs an embedder")
-        with telemetry.stage("embed_query"):
-            vector = QUERY_EMBEDDINGS.embed(embedder, query)
-        with telemetry.stage("dense"):
-            dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
-        if mode == "vector":
-            return _finish(dense, k, collapse)
+    try:
+        if embedder is not None and mode != "keyword":
+            with telemetry.stage("embed_query"):
+                vector = QUERY_EMBEDDINGS.embed(embedder, query)
+            with telemetry.stage("dense"):
+                dense = [Hit(c, s, ("dense",)) for c, s in store.dense(vector, n, filter)]
+    except BaseException:
+        # The keyword query must not outlive the search: its caller may close the store
+        # next, and a connection closed under a running query crashes the process.
+        if pending is not None and not pending.cancel():
+            wait([pending])
+        raise
+    if mode == "vector":
+        return _finish(dense, k, collapse)
     keyword = pending.result() if pending is not None else _keyword(store, query, n, filter)
     if mode == "keyword":
         return _finish(keyword, k, collapse)
