@@ -179,15 +179,26 @@ def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
     return build, search
 
 
+class _Given:
+    """An embedder that answers one precomputed query vector (fills the query LRU)."""
+
+    def __init__(self, model_id: str, vector: np.ndarray) -> None:
+        self.model_id, self.vector = model_id, vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+
 def _run_citewise(data: Any, tmp: Path, dataset: Path, work: Path) -> tuple[float, Any]:
     _, kb, build = _index_citewise(dataset, work, tmp / "store")
     from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 
     qtexts = [str(t) for t in data["qtexts"]]
-    # The peers get the query vectors precomputed: citewise gets them from its query LRU.
+    # The peers get the query vectors precomputed: citewise gets the same vectors from its
+    # query LRU, filled without loading the model (which the peers do not load either).
     QUERY_EMBEDDINGS.size = len(qtexts) + 1
-    for text in qtexts:
-        QUERY_EMBEDDINGS.embed(kb.embedder, text)
+    for text, vector in zip(qtexts, data["qvecs"], strict=True):
+        QUERY_EMBEDDINGS.embed(_Given(kb.embedder.model_id, vector), text)
 
     def search(i: int) -> list[str]:
         hits = kb.search(qtexts[i], top_k=TOP, search_type="hybrid")
