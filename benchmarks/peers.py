@@ -52,12 +52,26 @@ def _settings(work: Path, store: Path) -> Any:
     return Settings.from_env().with_overrides(store_url=f"sqlite:///{store}")
 
 
-def _index_citewise(dataset: Path, work: Path, store: Path) -> tuple[Any, Any, float]:
+def load(dataset: Path, max_docs: int | None) -> tuple[Any, Any, Any]:
+    """SciFact, or its first ``max_docs`` documents and the queries all of whose relevant
+    documents are among them (a paired comparison, not the published figure)."""
     from citewise.evaluation.beir import load_beir
+
+    corpus, queries, qrels = load_beir(dataset, "test")
+    if max_docs is not None:
+        corpus = dict(list(corpus.items())[:max_docs])
+        queries = {q: t for q, t in queries.items() if q in qrels and set(qrels[q]) <= set(corpus)}
+        qrels = {q: qrels[q] for q in queries}
+    return corpus, queries, qrels
+
+
+def _index_citewise(
+    dataset: Path, work: Path, store: Path, max_docs: int | None
+) -> tuple[Any, Any, float]:
     from citewise.kb import KnowledgeBase, Library
     from citewise.models import Section
 
-    corpus, _, _ = load_beir(dataset, "test")
+    corpus, _, _ = load(dataset, max_docs)
     library = Library(_settings(work, store))
     kb = KnowledgeBase("scifact", library=library, embedder=library.embedder("minilm"))
     documents = {
@@ -68,16 +82,14 @@ def _index_citewise(dataset: Path, work: Path, store: Path) -> tuple[Any, Any, f
     return library, kb, time.perf_counter() - started
 
 
-def prepare(dataset: Path, work: Path) -> Path:
+def prepare(dataset: Path, work: Path, max_docs: int | None) -> Path:
     """Chunks, window vectors and query vectors, from citewise's own index (cached)."""
-    cache = work / "scifact-minilm.npz"
+    cache = work / f"scifact-minilm-{max_docs or 'all'}.npz"
     if cache.exists():
         return cache
-    from citewise.evaluation.beir import load_beir
-
-    _, queries, _ = load_beir(dataset, "test")
-    store = work / "prepare-store"
-    library, kb, _ = _index_citewise(dataset, work, store)
+    _, queries, _ = load(dataset, max_docs)
+    store = work / f"prepare-store-{max_docs or 'all'}"
+    library, kb, _ = _index_citewise(dataset, work, store, max_docs)
     conn = sqlite3.connect(next(store.glob("*.sqlite")))
     rows = conn.execute(
         "SELECT c.rid, c.doc_id, c.text, v.vector FROM vectors v "
@@ -129,7 +141,13 @@ ORDER BY score DESC LIMIT :k
 def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
     import sqlite_vec
 
-    conn = sqlite3.connect(tmp / "peer.sqlite")
+    # The interpreter's sqlite3 may be built without loadable extensions: pysqlite3-binary
+    # (SQLite 3.51, extensions on) is the peer's driver then.
+    try:
+        import pysqlite3 as driver  # type: ignore[import-not-found]
+    except ImportError:
+        driver = sqlite3
+    conn = driver.connect(str(tmp / "peer.sqlite"))
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
@@ -189,8 +207,10 @@ class _Given:
         return self.vector
 
 
-def _run_citewise(data: Any, tmp: Path, dataset: Path, work: Path) -> tuple[float, Any]:
-    _, kb, build = _index_citewise(dataset, work, tmp / "store")
+def _run_citewise(
+    data: Any, tmp: Path, dataset: Path, work: Path, max_docs: int | None
+) -> tuple[float, Any]:
+    _, kb, build = _index_citewise(dataset, work, tmp / "store", max_docs)
     from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 
     qtexts = [str(t) for t in data["qtexts"]]
@@ -207,15 +227,17 @@ def _run_citewise(data: Any, tmp: Path, dataset: Path, work: Path) -> tuple[floa
     return build, search
 
 
-def run_stack(stack: str, dataset: Path, work: Path, cache: Path) -> dict[str, Any]:
-    from citewise.evaluation.beir import _percentiles, load_beir
+def run_stack(
+    stack: str, dataset: Path, work: Path, cache: Path, max_docs: int | None
+) -> dict[str, Any]:
+    from citewise.evaluation.beir import _percentiles
     from citewise.evaluation.metrics import evaluate
 
-    _, _, qrels = load_beir(dataset, "test")
+    _, _, qrels = load(dataset, max_docs)
     data = dict(np.load(cache))
     with tempfile.TemporaryDirectory(prefix="peers-", dir=work) as tmp:
         if stack == "citewise":
-            build, search = _run_citewise(data, Path(tmp), dataset, work)
+            build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
         elif stack == "sqlite-vec":
             build, search = _run_sqlite_vec(data, Path(tmp))
         else:
@@ -243,12 +265,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stacks", default=",".join(STACKS))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--max-docs", type=int)
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: run this stack once
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    cache = prepare(args.dataset, args.work)
+    cache = prepare(args.dataset, args.work, args.max_docs)
     if args.one:
-        print(json.dumps(run_stack(args.one, args.dataset, args.work, cache)))
+        print(json.dumps(run_stack(args.one, args.dataset, args.work, cache, args.max_docs)))
         return
     stacks = args.stacks.split(",")
     rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in stacks}
@@ -257,13 +280,19 @@ def main() -> None:
         for stack in order:
             done = subprocess.run(
                 [sys.executable, __file__, str(args.dataset), "--work", str(args.work),
-                 "--one", stack],
+                 "--one", stack, *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             rounds[stack].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(r, stack, rounds[stack][-1], flush=True)
-    report: dict[str, Any] = {"dataset": "scifact", "top_k": TOP, "rrf_k": RRF_K, "stacks": {}}
+    data = np.load(cache)
+    report: dict[str, Any] = {
+        "dataset": "scifact", "max_docs": args.max_docs, "queries": len(data["qids"]),
+        "chunk_windows": len(data["rids"]), "top_k": TOP, "rrf_k": RRF_K, "stacks": {},
+    }  # fmt: skip
     for stack, runs in rounds.items():
+        if not runs:
+            continue
         report["stacks"][stack] = {
             key: round(statistics.median(run[key] for run in runs), 4) for key in runs[0]
         } | {"rounds": runs}
