@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from citewise.cli import main
+from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.evaluation.synthetic import KB_NAME, build_synthetic, query_vectors
 from citewise.evaluation.synthetic import vocabulary as synthetic_vocabulary
 from citewise.store import SQLiteStore
@@ -51,9 +52,12 @@ def test_cli_reports_stages_floors_baselines_and_memory_per_size(
     monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
     dataset = write_dataset(tmp_path / "tiny")
     output = tmp_path / "latency.json"
+    hits_before = QUERY_EMBEDDINGS.hits
     args = ["bench", "latency", str(dataset), "--sizes", "200", "--queries", "2"]
     assert main([*args, "--synthetic-dir", str(tmp_path / "synth"), "--output", str(output)]) == 0
     report = json.loads(output.read_text())
+    # Every timed hybrid search embedded its query: the query LRU answered none of them.
+    assert QUERY_EMBEDDINGS.hits == hits_before
     assert [s["name"] for s in report["sizes"]] == ["scifact", "synthetic-200"]
     for size in report["sizes"]:
         assert {"embed_query", "dense", "keyword", "fuse", "search"} <= set(size["stages"])
@@ -64,5 +68,6 @@ def test_cli_reports_stages_floors_baselines_and_memory_per_size(
         assert size["baselines"]["rank_bm25"]["p50_ms"] > 0
         assert size["memory"]["exact"]["rss_after_mb"] > 0
     assert report["sizes"][1]["dense_exact"]["windows"] == 200
+    assert report["sizes"][1]["dense_exact"]["floor_matrix_product_1_thread"]["p50_ms"] > 0
     assert report["keyword_bound"]["or_query"]["ndcg@10"] > 0
     assert "| dense |" in output.with_suffix(".md").read_text()

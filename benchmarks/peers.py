@@ -1,0 +1,314 @@
+"""Issue 35: citewise beside its peers on SciFact, same vectors, same run, interleaved rounds.
+
+    CITEWISE_HOME=/work/scratch/peers/home python benchmarks/peers.py /work/shared/data/scifact \\
+        --work /work/scratch/peers --rounds 3 --out benchmarks/peers.json
+
+``prepare`` (once, cached under ``--work``): citewise indexes the corpus through
+``KnowledgeBase.add_sections`` with its MiniLM embedder behind the embedding cache; its chunks
+and window vectors are then read out of that store and the 300 test queries embedded with the
+same embedder, so every stack indexes the same units with the same vectors. Each stack then
+runs in a fresh process per round (rounds interleave the stacks, so load on the shared machine
+falls on all of them alike): build its index from those vectors (timed), search the 300 queries
+with top 100 (nDCG@10 on document ids; p50/p95 of the search call, query vectors given: the
+query embedding is a cache hit for citewise and precomputed for the peers), peak RSS (VmHWM).
+
+Stacks: ``citewise`` (hybrid; its build is ``add_sections`` with a warm embedding cache, so
+chunking, storing and the keyword index, no model), ``sqlite-vec`` (vec0 + FTS5 fused by RRF
+in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only). LlamaIndex's
+QueryFusionRetriever is not run: see benchmarks/peers.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+STACKS = ("citewise", "sqlite-vec", "bm25s")
+TOP = 100
+RRF_K = 60
+
+
+def _hwm_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _settings(work: Path, store: Path) -> Any:
+    from citewise.config import Settings
+
+    return Settings.from_env().with_overrides(store_url=f"sqlite:///{store}")
+
+
+def load(dataset: Path, max_docs: int | None) -> tuple[Any, Any, Any]:
+    """SciFact, or its first ``max_docs`` documents and the queries all of whose relevant
+    documents are among them (a paired comparison, not the published figure)."""
+    from citewise.evaluation.beir import load_beir
+
+    corpus, queries, qrels = load_beir(dataset, "test")
+    if max_docs is not None:
+        corpus = dict(list(corpus.items())[:max_docs])
+        queries = {q: t for q, t in queries.items() if q in qrels and set(qrels[q]) <= set(corpus)}
+        qrels = {q: qrels[q] for q in queries}
+    return corpus, queries, qrels
+
+
+def _index_citewise(
+    dataset: Path, work: Path, store: Path, max_docs: int | None
+) -> tuple[Any, Any, float]:
+    from citewise.kb import KnowledgeBase, Library
+    from citewise.models import Section
+
+    corpus, _, _ = load(dataset, max_docs)
+    library = Library(_settings(work, store))
+    kb = KnowledgeBase("scifact", library=library, embedder=library.embedder("minilm"))
+    documents = {
+        d: [Section(d, t or d, (t or d,), 1, "", d, d, text)] for d, (t, text) in corpus.items()
+    }
+    started = time.perf_counter()
+    kb.add_sections(documents)
+    return library, kb, time.perf_counter() - started
+
+
+def prepare(dataset: Path, work: Path, max_docs: int | None) -> Path:
+    """Chunks, window vectors and query vectors, from citewise's own index (cached)."""
+    cache = work / f"scifact-minilm-{max_docs or 'all'}.npz"
+    if cache.exists():
+        return cache
+    _, queries, _ = load(dataset, max_docs)
+    store = work / f"prepare-store-{max_docs or 'all'}"
+    library, kb, _ = _index_citewise(dataset, work, store, max_docs)
+    conn = sqlite3.connect(next(store.glob("*.sqlite")))
+    rows = conn.execute(
+        "SELECT c.rid, c.doc_id, c.text, v.vector FROM vectors v "
+        "JOIN chunks c ON c.chunk_id = v.chunk_id ORDER BY c.rid, v.window"
+    ).fetchall()
+    conn.close()
+    embedder = kb.embedder
+    qids = list(queries)
+    qvecs = np.stack([embedder.embed_query(queries[q]).reshape(-1) for q in qids])
+    library.close()
+    np.savez(
+        cache,
+        rids=np.array([r[0] for r in rows], dtype=np.int64),
+        doc_ids=np.array([r[1] for r in rows], dtype=str),
+        texts=np.array([r[2] for r in rows], dtype=str),
+        vectors=np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(
+            len(rows), -1
+        ),
+        qids=np.array(qids, dtype=str),
+        qtexts=np.array([queries[q] for q in qids], dtype=str),
+        qvecs=qvecs.astype(np.float32),
+    )
+    return cache
+
+
+def _dedupe(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _fts_query(text: str) -> str:
+    return " OR ".join(f'"{w}"' for w in re.findall(r"\w+", text.lower())) or '""'
+
+
+HYBRID_SQL = """
+WITH vec AS (
+  SELECT rowid AS id, row_number() OVER (ORDER BY distance) AS r
+  FROM vec_chunks WHERE embedding MATCH :q AND k = :k
+), fts AS (
+  SELECT rowid AS id, row_number() OVER (ORDER BY rank) AS r
+  FROM fts_chunks WHERE fts_chunks MATCH :text ORDER BY rank LIMIT :k
+)
+SELECT coalesce(vec.id, fts.id) AS id,
+       coalesce(1.0 / (:rrf + vec.r), 0) + coalesce(1.0 / (:rrf + fts.r), 0) AS score
+FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+ORDER BY score DESC LIMIT :k
+"""
+
+
+def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
+    import sqlite_vec
+
+    # The interpreter's sqlite3 may be built without loadable extensions: pysqlite3-binary
+    # (SQLite 3.51, extensions on) is the peer's driver then.
+    try:
+        import pysqlite3 as driver  # type: ignore[import-not-found]
+    except ImportError:
+        driver = sqlite3
+    conn = driver.connect(str(tmp / "peer.sqlite"))
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
+    started = time.perf_counter()
+    dim = vectors.shape[1]
+    conn.execute(f"CREATE VIRTUAL TABLE vec_chunks USING vec0(embedding float[{dim}])")
+    conn.execute("CREATE VIRTUAL TABLE fts_chunks USING fts5(text, tokenize='porter unicode61')")
+    conn.executemany(
+        "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
+        ((i, v.tobytes()) for i, v in enumerate(vectors)),
+    )
+    conn.executemany(
+        "INSERT INTO fts_chunks(rowid, text) VALUES (?, ?)", enumerate(map(str, texts))
+    )
+    conn.commit()
+    build = time.perf_counter() - started
+
+    def search(i: int) -> list[str]:
+        params = {"q": data["qvecs"][i].tobytes(), "k": TOP, "rrf": RRF_K}
+        params["text"] = _fts_query(str(data["qtexts"][i]))
+        rows = conn.execute(HYBRID_SQL, params).fetchall()
+        return _dedupe([str(doc_ids[r[0]]) for r in rows])
+
+    return build, search
+
+
+def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
+    import bm25s
+    import Stemmer  # type: ignore[import-not-found]
+
+    stemmer = Stemmer.Stemmer("english")
+    texts, doc_ids = [str(t) for t in data["texts"]], data["doc_ids"]
+    started = time.perf_counter()
+    retriever = bm25s.BM25()
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever.index(tokens, show_progress=False)
+    build = time.perf_counter() - started
+
+    def search(i: int) -> list[str]:
+        q = bm25s.tokenize(
+            [str(data["qtexts"][i])], stopwords="en", stemmer=stemmer, show_progress=False
+        )
+        found, _ = retriever.retrieve(q, k=TOP, show_progress=False, n_threads=1)
+        return _dedupe([str(doc_ids[j]) for j in found[0]])
+
+    return build, search
+
+
+class _Given:
+    """An embedder that answers one precomputed query vector (fills the query LRU)."""
+
+    def __init__(self, model_id: str, vector: np.ndarray) -> None:
+        self.model_id, self.vector = model_id, vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+
+def _run_citewise(
+    data: Any, tmp: Path, dataset: Path, work: Path, max_docs: int | None
+) -> tuple[float, Any]:
+    _, kb, build = _index_citewise(dataset, work, tmp / "store", max_docs)
+    from citewise.embedding.query_lru import QUERY_EMBEDDINGS
+
+    qtexts = [str(t) for t in data["qtexts"]]
+    # The peers get the query vectors precomputed: citewise gets the same vectors from its
+    # query LRU, filled without loading the model (which the peers do not load either).
+    QUERY_EMBEDDINGS.size = len(qtexts) + 1
+    for text, vector in zip(qtexts, data["qvecs"], strict=True):
+        QUERY_EMBEDDINGS.embed(_Given(kb.embedder.model_id, vector), text)
+
+    def search(i: int) -> list[str]:
+        hits = kb.search(qtexts[i], top_k=TOP, search_type="hybrid")
+        return _dedupe([h.chunk.doc_id for h in hits])
+
+    return build, search
+
+
+def run_stack(
+    stack: str, dataset: Path, work: Path, cache: Path, max_docs: int | None
+) -> dict[str, Any]:
+    from citewise.evaluation.beir import _percentiles
+    from citewise.evaluation.metrics import evaluate
+
+    _, _, qrels = load(dataset, max_docs)
+    data = dict(np.load(cache))
+    with tempfile.TemporaryDirectory(prefix="peers-", dir=work) as tmp:
+        if stack == "citewise":
+            build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
+        elif stack == "sqlite-vec":
+            build, search = _run_sqlite_vec(data, Path(tmp))
+        else:
+            build, search = _run_bm25s(data, Path(tmp))
+        qids = [str(q) for q in data["qids"]]
+        search(0)  # first search loads what it loads: not a query latency
+        run, latencies = {}, []
+        for i, q in enumerate(qids):
+            started = time.perf_counter()
+            run[q] = search(i)
+            latencies.append(time.perf_counter() - started)
+        figures = {k: round(v, 4) for k, v in evaluate(run, qrels).items()}
+        return {
+            **figures,
+            **_percentiles(latencies),
+            "build_seconds": round(build, 3),
+            "peak_rss_mb": round(_hwm_mb(), 1),
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--stacks", default=",".join(STACKS))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--max-docs", type=int)
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: run this stack once
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    cache = prepare(args.dataset, args.work, args.max_docs)
+    if args.one:
+        print(json.dumps(run_stack(args.one, args.dataset, args.work, cache, args.max_docs)))
+        return
+    stacks = args.stacks.split(",")
+    rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in stacks}
+    for r in range(args.rounds):
+        order = stacks[r % len(stacks) :] + stacks[: r % len(stacks)]
+        for stack in order:
+            done = subprocess.run(
+                [sys.executable, __file__, str(args.dataset), "--work", str(args.work),
+                 "--one", stack, *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            rounds[stack].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(r, stack, rounds[stack][-1], flush=True)
+    data = np.load(cache)
+    report: dict[str, Any] = {
+        "dataset": "scifact", "max_docs": args.max_docs, "queries": len(data["qids"]),
+        "chunk_windows": len(data["rids"]), "top_k": TOP, "rrf_k": RRF_K, "stacks": {},
+    }  # fmt: skip
+    for stack, runs in rounds.items():
+        if not runs:
+            continue
+        report["stacks"][stack] = {
+            key: round(statistics.median(run[key] for run in runs), 4) for key in runs[0]
+        } | {"rounds": runs}
+    base = report["stacks"].get("sqlite-vec")
+    cw = report["stacks"].get("citewise")
+    if base and cw:
+        report["ratios_vs_sqlite_vec"] = {
+            key: round(cw[key] / base[key], 3)
+            for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
+            if base[key]
+        }
+    text = json.dumps(report, indent=1)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
