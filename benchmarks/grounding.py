@@ -162,7 +162,15 @@ def main() -> None:
         report["figures"][name] = {
             split: figures([i for i in items if split == "all" or i["split"] == split], flagged)
             | {"seconds": round(run["seconds"], 2)}
-            for split in ("tune", "held-out", "held-out-2", "held-out-3", "real", "all")
+            for split in (
+                "tune",
+                "held-out",
+                "held-out-2",
+                "held-out-3",
+                "held-out-4",
+                "real",
+                "all",
+            )
         }
         classes = sorted({i["class"] for i in items})
         report["per_class"][name] = {

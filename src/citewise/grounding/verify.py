@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from citewise.grounding.claimless import checkable_text, code_text, is_english
 from citewise.grounding.contradiction import contradictions
 from citewise.grounding.internal import internal_names
 from citewise.grounding.markdown import (
@@ -253,7 +254,19 @@ def unsupported_blocks(text: str, sources: Sources) -> tuple[str, ...]:
         return ()
     found = []
     for block in claims(text):
-        words = content_words(without_links(block.text))
+        body = without_links(block.text)
+        if block.kind != "code":
+            body = checkable_text(body)
+            if not is_english(body):
+                # Another language: only its code can be matched against English sections
+                # (its names and values are still checked by the name and unit checks).
+                words = content_words(code_text(body))
+                if words and sources.best_section(words)[1] < BLOCK_THRESHOLD:
+                    found.append(_excerpt(block.text))
+                continue
+        words = content_words(body)
+        if len(words) < MIN_CLAIM_WORDS:
+            continue  # only small talk or a summary: no claim to support
         if sources.best_section(words)[1] < BLOCK_THRESHOLD:
             found.append(_excerpt(block.text))
     return tuple(found)
