@@ -12,7 +12,6 @@ one BLAS thread in a fresh process (the floor of a single-threaded exact search)
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from citewise import telemetry
-from citewise.config import Settings
+from citewise.config import Settings, child_environment
 from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.evaluation.beir import _index, _percentiles, load_beir
 from citewise.evaluation.keyword_scale import fts_floor, keyword_bound_report
@@ -140,7 +139,7 @@ def _single_thread_floor(matrix: np.ndarray, vectors: np.ndarray) -> dict[str, f
         np.save(paths[1], vectors)
         done = subprocess.run(
             [sys.executable, "-c", _MATMUL_PROBE, *paths],
-            capture_output=True, text=True, check=True, env={**os.environ, **_ONE_THREAD},
+            capture_output=True, text=True, check=True, env=child_environment(**_ONE_THREAD),
         )  # fmt: skip
     return _percentiles([float(line) for line in done.stdout.split()])
 
