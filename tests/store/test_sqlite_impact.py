@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -59,7 +61,7 @@ def compare(store: SQLiteStore, rng: random.Random, n: int = 40) -> int:
 
 def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Path) -> None:
     rng = random.Random(7)
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
     kb.apply([update(f"d{i:03d}", texts(rng, 5)) for i in range(60)])
     kb.apply([update("rare", ["zeppelin quokka", "quokka", "zeppelin runs"])])
@@ -73,7 +75,7 @@ def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Pat
 
 
 def test_the_matrix_follows_the_generation(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
     kb.apply([update("a", ["rotate the keys"])])
     assert [c.doc_id for c, _ in kb.keyword("failover", 5)] == []
@@ -86,7 +88,7 @@ def test_the_matrix_follows_the_generation(tmp_path: Path) -> None:
 
 def test_filters_go_to_fts5_and_agree(tmp_path: Path) -> None:
     rng = random.Random(3)
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
     docs = [f"d{i:02d}" for i in range(20)]
     kb.apply([update(d, texts(rng, 4)) for d in docs])
@@ -108,7 +110,7 @@ def test_tokens_are_fts5s_own() -> None:
 
 
 def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
     kb.apply([update("a", ["keys keys keys", "keys server"])])
     with store._read("kb") as conn:
@@ -123,7 +125,7 @@ def test_the_matrix_is_saved_beside_the_file_once_per_generation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(11)
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
     kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
     first = kb.keyword("rotate keys cache", 10)
@@ -148,4 +150,40 @@ def test_the_matrix_is_saved_beside_the_file_once_per_generation(
     assert store.names() == ["kb"]
     store.drop("kb")
     assert not (tmp_path / "kb.sqlite.impact").exists()
+    store.close()
+
+
+def test_the_first_search_after_a_write_never_waits_for_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(5)
+    store = SQLiteStore(tmp_path)  # the default: the matrix is built beside the searches
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    release, started = threading.Event(), threading.Event()
+    real_build = sqlite_impact.build
+
+    def held_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
+        started.set()
+        assert release.wait(30), "the build was never released"
+        return real_build(conn, generation)
+
+    monkeypatch.setattr(sqlite_impact, "build", held_build)
+    conn = sqlite3.connect(store._path("kb"))
+    conn.row_factory = sqlite3.Row
+    # FTS5 answers while the build is held (an inline build would block here for 30 s).
+    first = [(c.chunk_id, s) for c, s in kb.keyword("rotate keys cache", 10)]
+    assert started.wait(10) and first == fts5(conn, "rotate keys cache", 10)
+    release.set()
+    folder = tmp_path / "kb.sqlite.impact"
+    deadline = time.monotonic() + 30
+    while not any(folder.glob("*/terms.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(folder.glob("*/terms.json")), "the background build saved no matrix"
+    # Then the matrix answers, with FTS5's scores.
+    for query in ("rotate keys cache", "server port", "quokka"):
+        got = [(c.chunk_id, s) for c, s in kb.keyword(query, 10)]
+        assert_same(got, fts5(conn, query, 10))
+    assert store._impacts._by_kb["kb"].generation
+    conn.close()
     store.close()

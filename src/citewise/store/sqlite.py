@@ -86,14 +86,22 @@ class SQLiteStore:
     before it until it commits.
     """
 
-    def __init__(self, root: Path, *, ann_threshold: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        ann_threshold: int | None = None,
+        impacts_in_background: bool = True,
+    ) -> None:
         self.root = Path(root)
         self._lock = threading.Lock()
         # (thread, kb) → the connection, the (device, inode) of the file it opened and that
         # file's real path (a rebuilt knowledge base is a link to its generation's file).
         self._conns: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int], Path]] = {}
         self._dense: dict[str, DenseIndex | ann.AnnIndex] = {}
-        self._impacts = ImpactCache()  # keyword search's BM25 matrix, per generation
+        # Keyword search's BM25 matrix, per generation; built beside the searches (FTS5
+        # answering meanwhile) unless ``impacts_in_background`` is False.
+        self._impacts = ImpactCache(background=impacts_in_background)
         # Windows from which dense search goes through the ANN index (0: never).
         self.ann_threshold = ann.ann_threshold() if ann_threshold is None else ann_threshold
         self._ann_lock = threading.Lock()
@@ -358,7 +366,7 @@ class SQLiteStore:
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
-    def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex:
+    def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex | None:
         gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
         # Saved beside the file this connection reads (each generation has its own).
         opened = self._conns[(threading.get_ident(), kb)][2]

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from citewise.store.sqlite_schema import C_CHUNK_COLUMNS
+from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, GENERATION_KEY
 
 __all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
 
@@ -206,28 +206,73 @@ def tokens(terms: list[str]) -> list[list[str]]:
 
 
 class ImpactCache:
-    """Each knowledge base's impact matrix for its current generation, built on first use."""
+    """Each knowledge base's impact matrix for its current generation.
 
-    def __init__(self) -> None:
+    A saved matrix is mapped at once; a missing one is built in the background from a
+    connection of its own (``background``), while FTS5 answers: the first search after a
+    write never waits for a build (seconds at 100k windows). ``background=False`` builds it
+    in the caller, as a store without a file on disk always does.
+    """
+
+    def __init__(self, *, background: bool = True) -> None:
+        self.background = background
         self._by_kb: dict[str, ImpactIndex] = {}
+        self._building: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def index(
         self, kb: str, conn: sqlite3.Connection, generation: str, db: Path | None = None
-    ) -> ImpactIndex:
+    ) -> ImpactIndex | None:
+        """The matrix of ``generation``, or None while it is being built (ask FTS5)."""
         cached = self._by_kb.get(kb)
         if cached is not None and cached.generation == generation:
             return cached
         with self._lock:
             cached = self._by_kb.get(kb)
-            if cached is None or cached.generation != generation:
+            if cached is not None and cached.generation == generation:
+                return cached
+            if db is None or not self.background or _saved(db, generation):
                 cached = load_or_build(conn, generation, db)
                 self._by_kb[kb] = cached
-            return cached
+                return cached
+            if (kb, generation) not in self._building:
+                self._building.add((kb, generation))
+                threading.Thread(
+                    target=self._build, args=(kb, generation, db), daemon=True,
+                    name=f"citewise-impacts-{kb}",
+                ).start()  # fmt: skip
+            return None
+
+    def _build(self, kb: str, generation: str, db: Path) -> None:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        except sqlite3.Error:
+            return  # FTS5 keeps answering; the next generation tries again
+        try:
+            # One read transaction: the matrix is of the generation it read, or none.
+            conn.execute("BEGIN")
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
+            if row is None or str(row[0]) != generation:
+                return
+            built = load_or_build(conn, generation, db)
+            conn.execute("ROLLBACK")
+        except (sqlite3.Error, OSError, ValueError):
+            return
+        finally:
+            conn.close()
+        with self._lock:
+            current = self._by_kb.get(kb)
+            if current is None or current.generation != generation:
+                self._by_kb[kb] = built
+            self._building.discard((kb, generation))
 
     def drop(self, kb: str) -> None:
         with self._lock:
             self._by_kb.pop(kb, None)
+
+
+def _saved(db: Path, generation: str) -> bool:
+    return (folder(db) / generation / "terms.json").is_file()
 
 
 def impact_rows(

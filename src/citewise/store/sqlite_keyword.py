@@ -89,12 +89,13 @@ def keyword_rows(
     text: str,
     k: int,
     filter: SearchFilter | None,
-    impacts: Callable[[], ImpactIndex] | None = None,
+    impacts: Callable[[], ImpactIndex | None] | None = None,
 ) -> list[sqlite3.Row]:
     """The ``k`` best chunks for ``text``: rows of ``score`` and the chunk columns.
 
     ``impacts`` gives the precomputed BM25 matrix (``store/sqlite_impact.py``), which answers
-    a plain word query without filters with FTS5's scores, faster; the rest is FTS5's.
+    a plain word query without filters with FTS5's scores, faster; the rest is FTS5's (and
+    everything while the matrix is being built).
     """
     table, match = _words_sql(text)
     idents = identifier_query(text)
@@ -102,7 +103,8 @@ def keyword_rows(
         return []
     where, params = filter_sql(filter)
     if impacts is not None and table == "chunks_fts" and not idents and not where:
-        rows = impact_rows(impacts(), conn, query_terms(text), k)
+        index = impacts()
+        rows = impact_rows(index, conn, query_terms(text), k) if index is not None else None
         if rows is not None:
             return rows
     if not idents and not where:
