@@ -60,7 +60,7 @@ def bm25s_search(texts: list[str], queries: list[str]) -> tuple[list[float], flo
 
 def run(dataset: Path, size: int, work: Path, queries: list[str]) -> dict[str, Any]:
     synthetic = build_synthetic(work, size, dataset / "corpus.jsonl")
-    store = SQLiteStore(synthetic.root, ann_threshold=0)
+    store = SQLiteStore(synthetic.root, ann_threshold=0, impacts_in_background=False)
     kb = store.open(KB_NAME)
     with store._read(KB_NAME) as conn:
         t0 = time.perf_counter()
