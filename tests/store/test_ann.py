@@ -12,7 +12,7 @@ import pytest
 
 from citewise.errors import ConfigurationError
 from citewise.models import SearchFilter
-from citewise.store import SQLiteStore, open_store
+from citewise.store import SQLiteStore, ann, open_store
 from citewise.store.ann import ANN_ENV, AnnIndex, ann_available, index_path
 from citewise.store.base import DocumentUpdate
 from tests.store.support import DIM, update
@@ -116,6 +116,44 @@ def test_a_dropped_and_recreated_kb_gets_a_fresh_index(
     approx.create("kb").apply(docs("n", 12))
     assert_same(approx, exact)
     assert {c.doc_id[0] for c, _ in approx.open("kb").dense(QUERIES[0], 100)} == {"n"}
+
+
+def _builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ANN build or update from now on, by name (the real functions still run)."""
+    calls: list[str] = []
+    for name in ("_rebuild", "_update"):
+        real = getattr(ann, name)
+
+        def spy(*args: object, _real: object = real, _name: str = name) -> object:
+            calls.append(_name)
+            return _real(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(ann, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("how", ["apply", "rebuild"])
+def test_the_writer_builds_the_index_so_the_first_search_only_opens_it(
+    root: Path, exact: SQLiteStore, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    writer = SQLiteStore(root, ann_threshold=1)
+    calls = _builds(monkeypatch)
+    if how == "apply":
+        writer.create("kb").apply(docs("a", 30))
+    else:
+        with writer.write_lock("kb"), writer.rebuild("kb") as target:
+            target.apply(docs("a", 30))
+    writer.close()
+    assert calls, "the write built no ANN index"
+    calls.clear()
+    # Another process's first search: the saved index is current, nothing is built.
+    reader = SQLiteStore(root, ann_threshold=1)
+    try:
+        assert ranked(reader) == ranked(exact)
+        assert isinstance(reader._dense["kb"], AnnIndex)
+        assert calls == []
+    finally:
+        reader.close()
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "missing", "truncated"])

@@ -466,7 +466,14 @@ def _embedded(
     ``progress`` counts embedding windows, the slow part (an estimate from the chunks'
     texts before embedding; question windows of the ``qa`` strategy come on top)."""
     updates: list[DocumentUpdate] = []
-    expected = sum(len(windows_for(embedder, c.text)) for p in pending for c in p.fresh)
+    if windows_of is None:
+        # Each chunk is cut into windows once (cutting tokenizes its whole text): the same
+        # windows give the progress estimate here and are embedded below.
+        cut = {c.chunk_id: windows_for(embedder, c.text) for p in pending for c in p.fresh}
+        expected = sum(len(w) for w in cut.values())
+        windows_of = _windows_from(cut)
+    else:
+        expected = sum(len(windows_for(embedder, c.text)) for p in pending for c in p.fresh)
     done = 0
     for batch in _batches(pending):
         try:
@@ -495,6 +502,13 @@ def _embedded(
         if progress is not None:
             progress(min(done, max(expected, done)), max(expected, done), batch[-1].item.doc_id)
     return updates
+
+
+def _windows_from(cut: Mapping[str, list[str]]) -> WindowsOf:
+    def windows_of(chunks: Sequence[Chunk]) -> list[list[str]]:
+        return [cut[chunk.chunk_id] for chunk in chunks]
+
+    return windows_of
 
 
 def _embed_one(

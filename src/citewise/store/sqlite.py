@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import stat
 import threading
@@ -50,6 +51,8 @@ from citewise.store.sqlite_schema import (
 
 if TYPE_CHECKING:
     from citewise.embedding.base import Vectors
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SQLiteKB", "SQLiteStore", "fts_query", "from_url"]
 
@@ -151,6 +154,8 @@ class SQLiteStore:
             sqlite_generations.discard(self.root, kb, folder)
             raise
         self._close_kb(kb)
+        # The staging store writes without an ANN index: the switched-in file gets its own.
+        self._warm_ann(kb)
 
     def exists(self, kb: str) -> bool:
         return self._path(kb).is_file()
@@ -325,6 +330,27 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [(k, str(v)) for k, v in (meta or {}).items()],
             )
+        self._warm_ann(kb)
+
+    def _warm_ann(self, kb: str) -> None:
+        """Bring a large knowledge base's ANN index up to the write just committed, here in the
+        writer, so the first search after an ingest opens a saved index instead of building it
+        (seconds at 100k windows: benchmarks/first-answer.md). Failing here fails no write: the
+        next search builds it as before."""
+        if not self.ann_threshold:
+            return
+        try:
+            with self._read(kb) as conn:
+                gen = conn.execute(
+                    "SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)
+                ).fetchone()[0]
+                # Only the ANN path: a small knowledge base's exact matrix is not loaded here.
+                approximate = self._ann_index(kb, conn, gen)
+                if approximate is not None:
+                    with self._lock:
+                        self._dense[kb] = approximate
+        except Exception as error:  # the write is committed; search retries the build
+            log.warning("could not update the ANN index of %r after a write (%s)", kb, error)
 
     def _apply_one(
         self, conn: sqlite3.Connection, update: DocumentUpdate, stored: set[str], dim: int | None
