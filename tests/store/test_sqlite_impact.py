@@ -187,3 +187,58 @@ def test_the_first_search_after_a_write_never_waits_for_the_build(
     assert store._impacts._by_kb["kb"].generation
     conn.close()
     store.close()
+
+
+def test_close_waits_for_a_background_build_and_nothing_is_saved_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store closed while its matrix is being built (a test's temporary folder removed, a
+    # server stopping) must not have a thread write into the folder afterwards.
+    rng = random.Random(8)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    release, started = threading.Event(), threading.Event()
+    real_build = sqlite_impact.build
+
+    def held_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
+        started.set()
+        assert release.wait(30), "the build was never released"
+        return real_build(conn, generation)
+
+    monkeypatch.setattr(sqlite_impact, "build", held_build)
+    assert kb.keyword("rotate keys", 5)  # FTS5 answers; the build starts
+    assert started.wait(10)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.5)
+    assert closer.is_alive(), "close() returned while a build was still running"
+    release.set()
+    closer.join(30)
+    assert not closer.is_alive()
+    assert not list((tmp_path / "kb.sqlite.impact").glob("**/terms.json"))
+    # The store is usable again: the next search starts a build that completes.
+    monkeypatch.setattr(sqlite_impact, "build", real_build)
+    assert kb.keyword("rotate keys", 5)
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / "kb.sqlite.impact").glob("*/terms.json")):
+        assert time.monotonic() < deadline, "no build after the store was reopened"
+        time.sleep(0.05)
+    store.close()
+
+
+def test_a_matrix_removed_before_it_is_read_is_built_again(tmp_path: Path) -> None:
+    # A newer generation's save (or a rebuild) deletes the folders of older ones, possibly
+    # between a reader seeing a folder and loading it.
+    rng = random.Random(9)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    first = kb.keyword("rotate keys cache", 10)
+    (saved,) = (tmp_path / "kb.sqlite.impact").iterdir()
+    (saved / "impacts.npy").unlink()  # a folder half removed: terms.json still there
+    other = SQLiteStore(tmp_path, impacts_in_background=False)
+    found = other.open("kb").keyword("rotate keys cache", 10)
+    assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
+    other.close()
+    store.close()

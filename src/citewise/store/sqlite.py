@@ -183,6 +183,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
+        self._impacts.close()  # first: no background build reads or writes after this
         with self._lock:
             conns, self._conns = list(self._conns.values()), {}
             self._dense.clear()

@@ -147,26 +147,43 @@ def load_or_build(conn: sqlite3.Connection, generation: str, db: Path | None) ->
     if db is None:
         return build(conn, generation)
     target = folder(db) / generation
-    if (target / "terms.json").is_file():
-        loaded = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
-        terms = json.loads((target / "terms.json").read_text())
-        return ImpactIndex(generation, terms, **loaded)
+    loaded = _load(target, generation)
+    if loaded is not None:
+        return loaded
     index = build(conn, generation)
     try:
         _save(index, target)
-    except OSError:  # a read-only or full disk: search from memory all the same
+    except OSError:  # a read-only or full disk, or the file was removed: search from memory
         return index
     return index
+
+
+def _load(target: Path, generation: str) -> ImpactIndex | None:
+    """The matrix saved in ``target``, or None (never saved, or removed meanwhile: a newer
+    generation's save or a rebuild deletes the folders of older ones)."""
+    try:
+        terms = json.loads((target / "terms.json").read_text())
+        loaded = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+    except (OSError, ValueError):
+        return None
+    return ImpactIndex(generation, terms, **loaded)
 
 
 def _save(index: ImpactIndex, target: Path) -> None:
     # Written under a private name and renamed: a reader sees a whole matrix or none.
     # terms.json is written last and marks a complete folder.
+    # Never with parents: a folder removed meanwhile (a rebuilt or dropped knowledge base's
+    # generation) must stay removed, not come back holding a matrix nobody reads.
+    target.parent.mkdir(exist_ok=True)
     partial = target.with_name(f".{target.name}-{uuid.uuid4().hex}")
-    partial.mkdir(parents=True)
-    for name in _ARRAYS:
-        np.save(partial / f"{name}.npy", getattr(index, name))
-    (partial / "terms.json").write_text(json.dumps(index.terms))
+    partial.mkdir()
+    try:
+        for name in _ARRAYS:
+            np.save(partial / f"{name}.npy", getattr(index, name))
+        (partial / "terms.json").write_text(json.dumps(index.terms))
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     try:
         os.rename(partial, target)
     except OSError:  # another process saved this generation first
@@ -211,13 +228,16 @@ class ImpactCache:
     A saved matrix is mapped at once; a missing one is built in the background from a
     connection of its own (``background``), while FTS5 answers: the first search after a
     write never waits for a build (seconds at 100k windows). ``background=False`` builds it
-    in the caller, as a store without a file on disk always does.
+    in the caller, as a store without a file on disk always does. ``close`` interrupts the
+    builds still running and waits for them: nothing is written after the store is closed.
     """
 
     def __init__(self, *, background: bool = True) -> None:
         self.background = background
         self._by_kb: dict[str, ImpactIndex] = {}
-        self._building: set[tuple[str, str]] = set()
+        self._building: dict[tuple[str, str], threading.Thread] = {}
+        self._reading: dict[tuple[str, str], sqlite3.Connection] = {}
+        self._stopping: list[str | None] = []  # knowledge bases (None: all) being stopped
         self._lock = threading.Lock()
 
     def index(
@@ -231,48 +251,98 @@ class ImpactCache:
             cached = self._by_kb.get(kb)
             if cached is not None and cached.generation == generation:
                 return cached
-            if db is None or not self.background or _saved(db, generation):
+            if db is None or not self.background:
                 cached = load_or_build(conn, generation, db)
+            else:
+                cached = _load(folder(db) / generation, generation)
+            if cached is not None:
                 self._by_kb[kb] = cached
                 return cached
-            if (kb, generation) not in self._building:
-                self._building.add((kb, generation))
-                threading.Thread(
+            key = (kb, generation)
+            if key not in self._building and not self._halted(kb):
+                thread = threading.Thread(
                     target=self._build, args=(kb, generation, db), daemon=True,
                     name=f"citewise-impacts-{kb}",
-                ).start()  # fmt: skip
+                )  # fmt: skip
+                self._building[key] = thread
+                thread.start()
             return None
 
     def _build(self, kb: str, generation: str, db: Path) -> None:
+        key = (kb, generation)
+        try:
+            built = self._read(key, generation, db)
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+        if built is None:
+            return
+        with self._lock:
+            current = self._by_kb.get(kb)
+            if not self._halted(kb) and (current is None or current.generation != generation):
+                self._by_kb[kb] = built
+
+    def _read(self, key: tuple[str, str], generation: str, db: Path) -> ImpactIndex | None:
         try:
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
         except sqlite3.Error:
-            return  # FTS5 keeps answering; the next generation tries again
+            return None  # FTS5 keeps answering; the next generation tries again
+        with self._lock:
+            if self._halted(key[0]):
+                conn.close()
+                return None
+            self._reading[key] = conn
         try:
             # One read transaction: the matrix is of the generation it read, or none.
             conn.execute("BEGIN")
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
             if row is None or str(row[0]) != generation:
-                return
-            built = load_or_build(conn, generation, db)
+                return None
+            index = build(conn, generation)
             conn.execute("ROLLBACK")
-        except (sqlite3.Error, OSError, ValueError):
-            return
+        except (sqlite3.Error, OSError, ValueError):  # interrupted by close(), or gone
+            return None
         finally:
+            with self._lock:
+                self._reading.pop(key, None)
             conn.close()
         with self._lock:
-            current = self._by_kb.get(kb)
-            if current is None or current.generation != generation:
-                self._by_kb[kb] = built
-            self._building.discard((kb, generation))
+            if self._halted(key[0]):
+                return None
+        try:
+            _save(index, folder(db) / generation)
+        except OSError:
+            pass  # a read-only or full disk, or the file was removed: searched from memory
+        return index
 
     def drop(self, kb: str) -> None:
+        """Forget ``kb``'s matrix and stop its builds (it is being closed or deleted)."""
+        self._stop(kb)
+
+    def close(self) -> None:
+        """Stop every build still running (its read is interrupted) and wait for it."""
+        self._stop(None)
+
+    def _stop(self, kb: str | None) -> None:
         with self._lock:
-            self._by_kb.pop(kb, None)
+            self._stopping.append(kb)  # no build starts, none is kept, none saves from here
+            if kb is None:
+                self._by_kb.clear()
+            else:
+                self._by_kb.pop(kb, None)
+            threads = [t for (name, _), t in self._building.items() if kb in (None, name)]
+            for (name, _), conn in self._reading.items():
+                if kb in (None, name):
+                    conn.interrupt()
+        try:
+            for thread in threads:
+                thread.join()
+        finally:
+            with self._lock:
+                self._stopping.remove(kb)  # a store may be used again after close()
 
-
-def _saved(db: Path, generation: str) -> bool:
-    return (folder(db) / generation / "terms.json").is_file()
+    def _halted(self, kb: str) -> bool:
+        return any(stopped in (None, kb) for stopped in self._stopping)
 
 
 def impact_rows(
