@@ -43,8 +43,9 @@ def test_stage_settings_read_their_variables_and_keep_their_defaults() -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("CITEWISE_PARSE_ISOLATION", "some"), ("CITEWISE_PARSE_MEMORY_MB", "-1")],
-)
+    [("CITEWISE_PARSE_ISOLATION", "some"), ("CITEWISE_PARSE_MEMORY_MB", "-1"),
+     ("CITEWISE_PARSE_SECONDS", "nan"), ("CITEWISE_PARSE_SECONDS", "soon")],
+)  # fmt: skip
 def test_a_bad_parse_setting_is_refused(name: str, value: str) -> None:
     with pytest.raises(ConfigurationError, match=name):
         ParseSettings.from_env({name: value})

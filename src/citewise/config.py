@@ -173,8 +173,8 @@ class ParseSettings:
         return cls(
             concurrency=int(slots) if slots.isdigit() and int(slots) > 0 else PARSE_SLOTS,
             isolation=isolation,
-            seconds=_positive(env, "CITEWISE_PARSE_SECONDS", PARSE_SECONDS),
-            memory_mib=int(_positive(env, "CITEWISE_PARSE_MEMORY_MB", PARSE_MEMORY_MIB)),
+            seconds=positive_number(env, "CITEWISE_PARSE_SECONDS", PARSE_SECONDS),
+            memory_mib=int(positive_number(env, "CITEWISE_PARSE_MEMORY_MB", PARSE_MEMORY_MIB)),
             max_sections=(
                 int(sections) if sections.isdigit() and int(sections) > 0 else MAX_SECTIONS
             ),
@@ -276,7 +276,9 @@ class ServiceSettings:
         )
 
 
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+def positive_number(env: Mapping[str, str], name: str, default: float) -> float:
+    """The number ``name`` holds (``default`` when unset); anything not above 0, or not a
+    number (``nan`` included), is a ConfigurationError naming the variable."""
     value = env.get(name, "").strip()
     if not value:
         return default
@@ -284,7 +286,7 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
         number = float(value)
     except ValueError:
         number = 0.0
-    if number <= 0:
+    if not number > 0:
         raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
     return number
 

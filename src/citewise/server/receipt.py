@@ -33,8 +33,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from citewise.config import environment
-from citewise.errors import ConfigurationError
+from citewise.config import environment, positive_number
 
 __all__ = ["ReceiptDeadlines", "ReceiptProtocol", "protocol_class"]
 
@@ -56,11 +55,11 @@ class ReceiptDeadlines:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReceiptDeadlines:
         env = environment() if environ is None else environ
-        wanted = int(_number(env, "CITEWISE_MAX_CONNECTIONS", MAX_CONNECTIONS))
+        wanted = int(positive_number(env, "CITEWISE_MAX_CONNECTIONS", MAX_CONNECTIONS))
         return cls(
-            header_timeout=_number(env, "CITEWISE_HEADER_TIMEOUT", HEADER_TIMEOUT),
-            body_timeout=_number(env, "CITEWISE_BODY_TIMEOUT", BODY_TIMEOUT),
-            body_min_rate=int(_number(env, "CITEWISE_BODY_MIN_RATE", BODY_MIN_RATE)),
+            header_timeout=positive_number(env, "CITEWISE_HEADER_TIMEOUT", HEADER_TIMEOUT),
+            body_timeout=positive_number(env, "CITEWISE_BODY_TIMEOUT", BODY_TIMEOUT),
+            body_min_rate=int(positive_number(env, "CITEWISE_BODY_MIN_RATE", BODY_MIN_RATE)),
             max_connections=min(wanted, _fd_bound()),
         )
 
@@ -69,19 +68,6 @@ class ReceiptDeadlines:
         ``elapsed`` seconds (≤ 0: too late already)."""
         allowed = self.body_timeout + seen / self.body_min_rate
         return min(self.body_timeout, allowed - elapsed)
-
-
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    value = env.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
-    return number
 
 
 def _fd_bound() -> int:
