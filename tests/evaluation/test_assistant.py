@@ -94,6 +94,24 @@ def test_retrieval_only_with_a_model_adds_the_planner_figure(lgos_kb: KnowledgeB
     assert all(call.kind == "Plan" for call in model.calls)
 
 
+def test_a_failed_plan_searches_the_message_as_written_and_is_counted(
+    lgos_kb: KnowledgeBase,
+) -> None:
+    # An invalid Plan reply (a weak model's) must not end the run: the workflow's fallback.
+    def broken_for_questions(call: ScriptedCall) -> dict[str, Any]:
+        plan = case_aware_plan(call)
+        return {"needs_docs": "perhaps", "queries": 7} if plan["needs_docs"] else plan
+
+    model = ScriptedChatModel(reply=script(plan=broken_for_questions))
+    outcome = run_retrieval_eval(require(CASES), lgos_kb, modes=["hybrid"], model=model)
+    failed = outcome.results["planner"]["failed_plans"]
+    searched = [c.id for c in load_cases(require(CASES)) if c.parts]
+    assert searched and set(searched) <= set(failed)
+    assert all("Plan reply is not valid" in why for why in failed.values())
+    # The message as written still finds the expected sections.
+    assert outcome.results["modes"]["planner"]["figures"]["recall@10"] > 0.5
+
+
 def test_a_cases_settings_are_its_search_options(lgos_kb: KnowledgeBase) -> None:
     (case,) = [c for c in load_cases(require(CASES)) if c.id == "dev-install"]
     narrow = replace(case, settings={"scope": "all", "top_k": 2})

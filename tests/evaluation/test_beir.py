@@ -11,7 +11,7 @@ import pytest
 from citewise.cli import main
 from citewise.config import Settings
 from citewise.errors import SourceError
-from citewise.evaluation.beir import load_beir, run_beir_benchmark
+from citewise.evaluation.beir import _percentiles, load_beir, run_beir_benchmark
 
 DOCS = {
     "d1": ("Aspirin", "Aspirin reduces the risk of heart attack in adults."),
@@ -85,3 +85,10 @@ def test_missing_baseline_packages_fail_before_any_embedding(
             tmp_path / "absent", settings=Settings(home=tmp_path), embedder_name="minilm"
         )
     assert not (tmp_path / "embedding-cache.sqlite").exists()
+
+
+def test_percentiles_keep_microseconds_and_two_decimals_above_a_millisecond() -> None:
+    # A matrix product over a tiny index takes a few microseconds: a figure, not 0.0.
+    assert _percentiles([3e-6, 4e-6, 5e-6]) == {"p50_ms": 0.004, "p95_ms": 0.004}
+    assert _percentiles([0.0123456])["p50_ms"] == 12.35
+    assert _percentiles([0.000123456])["p50_ms"] == 0.123

@@ -242,3 +242,38 @@ def test_a_matrix_removed_before_it_is_read_is_built_again(tmp_path: Path) -> No
     assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
     other.close()
     store.close()
+
+
+def test_a_store_closed_from_its_own_build_thread_does_not_join_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store's finalizer runs on whichever thread collects it: the build thread included.
+    rng = random.Random(10)
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    failures: list[BaseException] = []
+    real_build = sqlite_impact.build
+    searched = threading.Event()
+
+    def closing_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
+        # As a finalizer would: once nothing else uses the store.
+        assert searched.wait(30), "the search never returned"
+        try:
+            store.close()
+        except BaseException as error:  # noqa: BLE001 - reported below, on the test's thread
+            failures.append(error)
+        return real_build(conn, generation)
+
+    monkeypatch.setattr(sqlite_impact, "build", closing_build)
+    assert kb.keyword("rotate keys", 5)
+    searched.set()
+    deadline = time.monotonic() + 30
+    while store._impacts._building and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not store._impacts._building, "the build thread never finished"
+    assert failures == []
+    # Closed while building: the build is not kept and nothing is saved.
+    assert not list((tmp_path / "kb.sqlite.impact").glob("**/terms.json"))
+    assert "kb" not in store._impacts._by_kb
+    store.close()

@@ -227,13 +227,21 @@ def planner_figures(outcomes: Sequence[CaseOutcome], *, level: str = "section") 
     return recall_and_mrr([rank for o in outcomes for rank in o.part_ranks(level=level)])
 
 
-async def planned_queries(model: BaseChatModel, case: Case) -> list[str]:
-    """The queries the planner writes for a case (one structured call, no answer)."""
+async def planned_queries(model: BaseChatModel, case: Case) -> tuple[list[str], str | None]:
+    """The queries the planner writes for a case (one structured call, no answer), and why
+    planning failed (None: it did not). A failed plan searches the message as written, as
+    the workflow does, so a run goes on and the failure is counted, not fatal."""
     from citewise.answering import conversation
-    from citewise.graph.prompts import Plan, plan_messages
+    from citewise.errors import ModelError
+    from citewise.graph.prompts import Plan, message_as_query, plan_messages
     from citewise.llm import astructured, at_temperature_zero
 
-    messages = plan_messages(conversation(list(case.messages)))
-    plan = await astructured(at_temperature_zero(model), Plan, messages, tags=["citewise:plan"])
+    history = conversation(list(case.messages))
+    try:
+        plan = await astructured(
+            at_temperature_zero(model), Plan, plan_messages(history), tags=["citewise:plan"]
+        )
+    except ModelError as error:
+        return message_as_query(history), str(error)
     assert isinstance(plan, Plan)
-    return plan.search_queries()
+    return plan.search_queries(), None

@@ -67,9 +67,16 @@ def subsample_corpus(
 def _percentiles(samples: Sequence[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
-        "p50_ms": round(1000 * statistics.median(ordered), 2),
-        "p95_ms": round(1000 * ordered[int(0.95 * (len(ordered) - 1))], 2),
+        "p50_ms": _milliseconds(statistics.median(ordered)),
+        "p95_ms": _milliseconds(ordered[int(0.95 * (len(ordered) - 1))]),
     }
+
+
+def _milliseconds(seconds: float) -> float:
+    """Two decimals, or three significant digits under 1 ms: a few microseconds (a matrix
+    product over a tiny index) is a figure, not 0.0."""
+    ms = 1000 * seconds
+    return round(ms, 2) if ms >= 1 else float(f"{ms:.3g}")
 
 
 def _timed_run(

@@ -124,9 +124,12 @@ def run_retrieval_eval(
         results["page_level"] = {mode: result.figures() for mode, result in by_page.items()}
     query_sets: list[QuerySet] = []
     if model is not None:
-        by_mode["planner"] = asyncio.run(_planner_run(cases, kb, model, query_sets))
+        failures: dict[str, str] = {}
+        by_mode["planner"] = asyncio.run(_planner_run(cases, kb, model, query_sets, failures))
         results["modes"]["planner"] = results_json({"planner": by_mode["planner"]})["planner"]
         results["planner"] = planner_behaviour(cases, query_sets)
+        # A failed plan searched the message as written (the workflow's fallback).
+        results["planner"]["failed_plans"] = failures
     judged = by_mode["hybrid"] if "hybrid" in by_mode else list(by_mode.values())[0]
     failed = sorted({p.case_id for p in judged.parts if p.rank is None})
     results["failed_cases"] = failed
@@ -174,19 +177,24 @@ def planner_behaviour(cases: Sequence[Case], sets: Sequence[QuerySet]) -> dict[s
 
 
 async def _planner_run(
-    cases: Sequence[Case], kb: KnowledgeBase, model: BaseChatModel, sets: list[QuerySet]
-) -> ModeResult:
+    cases: Sequence[Case], kb: KnowledgeBase, model: BaseChatModel, sets: list[QuerySet],
+    failures: dict[str, str],
+) -> ModeResult:  # fmt: skip
     """Search the planner's queries for each case, merged as the workflow merges them; every
-    case is planned (a planner that searches for small talk shows in ``sets``)."""
+    case is planned (a planner that searches for small talk shows in ``sets``; one whose
+    plan failed is in ``failures``, with why)."""
     from citewise.graph.nodes import merge_hits
 
     parts: list[PartOutcome] = []
     latencies: dict[str, list[float]] = {}
     for case in cases:
         started = time.perf_counter()
-        queries = await planned_queries(model, case)
+        queries, failure = await planned_queries(model, case)
+        if failure is not None:
+            failures[case.id] = failure
         sets.append(QuerySet(case.id, (tuple(queries),)))
-        print(f"{case.id}: {queries}", file=sys.stderr, flush=True)
+        how = f" (planning failed: {failure}; the message as written)" if failure else ""
+        print(f"{case.id}: {queries}{how}", file=sys.stderr, flush=True)
         if not case.parts:
             continue
         hits = merge_hits([kb.search(q, top_k=10, scope=case.scope) for q in queries])

@@ -19,13 +19,12 @@ from citewise.graph.check import holds_back
 from citewise.graph.citations import find_citations
 from citewise.graph.events import TextDelta
 from citewise.graph.prompts import (
-    MAX_QUERY_CHARS,
     Plan,
     answer_messages,
     library_plan,
+    message_as_query,
     plan_messages,
     section_title,
-    split_conversation,
 )
 from citewise.graph.state import Deps, GraphState, Update, emit_status
 from citewise.llm import astructured, track_model_calls
@@ -75,8 +74,7 @@ async def plan(state: GraphState, runtime: Runtime[Deps]) -> Update:
     except ModelError as error:
         # Searching the message as written beats failing the request or answering blind.
         log.warning("planning failed (%s); searching the message as written", error)
-        question = split_conversation(state["messages"])[1].strip()[:MAX_QUERY_CHARS]
-        queries = [question] if question else []
+        queries = message_as_query(state["messages"])
     return {"queries": queries, "hits": [], "rewrites": 0, "status": status}
 
 

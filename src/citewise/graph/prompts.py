@@ -145,6 +145,12 @@ def split_conversation(messages: Sequence[AnyMessage]) -> tuple[list[AnyMessage]
     return history[-MAX_HISTORY:], last.text
 
 
+def message_as_query(messages: Sequence[AnyMessage]) -> list[str]:
+    """What a failed plan searches: the last message as written (none if it is empty)."""
+    question = split_conversation(messages)[1].strip()[:MAX_QUERY_CHARS]
+    return [question] if question else []
+
+
 def format_sections(
     hits: Sequence[Hit], max_chars: int = MAX_CONTEXT_CHARS
 ) -> tuple[str, list[Hit]]:

@@ -238,6 +238,7 @@ class ImpactCache:
         self._building: dict[tuple[str, str], threading.Thread] = {}
         self._reading: dict[tuple[str, str], sqlite3.Connection] = {}
         self._stopping: list[str | None] = []  # knowledge bases (None: all) being stopped
+        self._abandoned: set[tuple[str, str]] = set()  # builds stopped from their own thread
         self._lock = threading.Lock()
 
     def index(
@@ -275,7 +276,9 @@ class ImpactCache:
         finally:
             with self._lock:
                 self._building.pop(key, None)
-        if built is None:
+                abandoned = key in self._abandoned
+                self._abandoned.discard(key)
+        if built is None or abandoned:
             return
         with self._lock:
             current = self._by_kb.get(kb)
@@ -307,7 +310,7 @@ class ImpactCache:
                 self._reading.pop(key, None)
             conn.close()
         with self._lock:
-            if self._halted(key[0]):
+            if self._halted(key[0]) or key in self._abandoned:
                 return None
         try:
             _save(index, folder(db) / generation)
@@ -330,7 +333,16 @@ class ImpactCache:
                 self._by_kb.clear()
             else:
                 self._by_kb.pop(kb, None)
-            threads = [t for (name, _), t in self._building.items() if kb in (None, name)]
+            # A store collected by a build thread's own garbage collection is closed from
+            # that thread (its finalizer): it stops on seeing ``_stopping``, never joins itself.
+            me = threading.current_thread()
+            threads = []
+            for key, thread in self._building.items():
+                if kb in (None, key[0]):
+                    if thread is me:
+                        self._abandoned.add(key)
+                    else:
+                        threads.append(thread)
             for (name, _), conn in self._reading.items():
                 if kb in (None, name):
                     conn.interrupt()
