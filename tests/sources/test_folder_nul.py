@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from citewise.documents import decode_text
 from citewise.errors import SourceError
 from citewise.sources import read_folder
-from citewise.sources.folder import decode_text
 
 
 def test_a_nul_after_the_first_8_kib_is_refused(tmp_path: Path) -> None:

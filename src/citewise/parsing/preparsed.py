@@ -14,13 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from citewise.documents import upload_doc_id
 from citewise.errors import SourceError
 from citewise.limits import check_file_size, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.common import file_page, file_url, title_from_name
 from citewise.parsing.doc_metadata import preparsed_metadata, with_metadata
 from citewise.parsing.slugs import UsedAnchors, slugify, unique
-from citewise.sources.upload import upload_doc_id
 
 __all__ = [
     "PARSED_SCHEMA",

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from citewise.config import ParseSettings
+from citewise.documents import SourceFile
 from citewise.errors import SourceError
 from citewise.limits import ParseBudget, check_file_size, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.base import Parser, binary_parser, parser_for, site_parser
 from citewise.parsing.layout import SiteLayout
-from citewise.sources import SourceFile
 
 __all__ = ["ISOLATED_SUFFIXES", "parse_file", "parse_in_process", "parsed_in_worker"]
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import citewise.errors
 from citewise.config import child_environment
+from citewise.documents import SourceFile
 from citewise.errors import CitewiseError, SourceError, TooLargeError
 from citewise.limits import ParseBudget
 from citewise.models import Section
 from citewise.parsing import vision
 from citewise.parsing.layout import SiteLayout
-from citewise.sources import SourceFile
 
 __all__ = ["parse_isolated", "serve", "stop_workers"]
 

@@ -1,5 +1,6 @@
 """Where documents come from: a folder today; archives, releases and uploads join here."""
 
-from citewise.sources.folder import SourceFile, read_folder
+from citewise.documents import SourceFile
+from citewise.sources.folder import read_folder
 
 __all__ = ["SourceFile", "read_folder"]

@@ -2,83 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from citewise.documents import SourceFile, decode_text
 from citewise.errors import SourceError
 from citewise.limits import read_limited
 
 # Hidden folders (.git, .venv) and build output never hold the docs being indexed.
 _SKIPPED_DIRS = {"node_modules", "__pycache__", "site", "public", "_site"}
-
-
-class SourceFile:
-    """One readable document: ``doc_id`` is its POSIX path relative to the folder.
-
-    A text format carries its decoded ``text`` (``SourceFile(doc_id, path, text)``); a binary
-    format such as PDF or DOCX carries its bytes (``SourceFile(doc_id, path, data=b, binary=True)``)
-    and has no text. Given ``data`` without ``binary``, the text is decoded from it when first
-    asked for. ``data`` is always available: for text it is the UTF-8 of ``text``.
-    """
-
-    __slots__ = ("_encoded", "_raw", "_text", "binary", "doc_id", "path")
-
-    def __init__(
-        self,
-        doc_id: str,
-        path: Path,
-        text: str | None = None,
-        *,
-        data: bytes | None = None,
-        binary: bool = False,
-    ) -> None:
-        if text is None and data is None:
-            raise ValueError("a SourceFile needs its text or its data")
-        if binary and data is None:
-            raise ValueError("a binary SourceFile needs its data")
-        self.doc_id = doc_id
-        self.path = path
-        self.binary = binary
-        self._text = text
-        self._raw = data
-        self._encoded: bytes | None = None
-
-    @property
-    def text(self) -> str:
-        """The document's text; a :class:`SourceError` for a binary format."""
-        if self._text is None:
-            if self.binary or self._raw is None:
-                raise SourceError(f"{self.path}: binary format, read its data instead of text")
-            self._text = decode_text(self._raw, self.path)
-        return self._text
-
-    @property
-    def data(self) -> bytes:
-        """The document's bytes: the file for a binary format, the text's UTF-8 otherwise."""
-        if self.binary and self._raw is not None:
-            return self._raw
-        if self._encoded is None:
-            # The normalised text, not the raw bytes: a CRLF or BOM change is no edit.
-            self._encoded = self.text.encode("utf-8")
-        return self._encoded
-
-    @property
-    def content_hash(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
-
-    def __repr__(self) -> str:
-        kind = "binary" if self.binary else "text"
-        return f"SourceFile({self.doc_id!r}, {str(self.path)!r}, {kind})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SourceFile):
-            return NotImplemented
-        mine = (self.doc_id, self.path, self.binary, self.data)
-        return mine == (other.doc_id, other.path, other.binary, other.data)
-
-    def __hash__(self) -> int:
-        return hash((self.doc_id, self.path, self.binary))
 
 
 def read_folder(
@@ -153,18 +85,3 @@ def read_folder(
 def read_text_file(path: Path) -> str:
     """The file's text, with a clear error for binary, non-UTF-8 or too large content."""
     return decode_text(read_limited(path), path)
-
-
-def decode_text(data: bytes, name: str | Path) -> str:
-    """``data`` as UTF-8 text with ``\\n`` line ends; a clear error for binary or other bytes."""
-    # Anywhere in the file, not only its head: a NUL later on would otherwise reach the
-    # stored text and every terminal that prints it.
-    if (at := data.find(b"\x00")) >= 0:
-        raise SourceError(f"{name}: binary file, not text (a NUL byte at offset {at})")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SourceError(
-            f"{name}: not valid UTF-8 (byte {error.start}: {data[error.start : error.start + 1]!r})"
-        ) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")

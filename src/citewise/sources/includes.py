@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from citewise.documents import SourceFile
 from citewise.errors import CitewiseError
-from citewise.sources.folder import SourceFile, read_text_file
+from citewise.sources.folder import read_text_file
 from citewise.sources.layout import DocsTree
 
 __all__ = ["expand_includes"]

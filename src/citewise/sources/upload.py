@@ -5,32 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path, PurePosixPath
 
+from citewise.documents import MAX_DOC_ID_CHARS, SourceFile, upload_doc_id
 from citewise.errors import SourceError
 from citewise.limits import read_limited
-from citewise.sources.folder import SourceFile
 
 __all__ = ["MAX_DOC_ID_CHARS", "read_files", "upload_doc_id", "upload_source"]
-
-MAX_DOC_ID_CHARS = 255
-
-
-def upload_doc_id(name: str) -> str:
-    """A document id from an uploaded file's name: a relative POSIX path, nothing hostile.
-
-    ``a\\b.md`` becomes ``a/b.md``; absolute paths, ``..``, empty names and control
-    characters are refused, since ids appear in URLs and in the CLI's output.
-    """
-    path = PurePosixPath(name.replace("\\", "/"))
-    parts = [p for p in path.parts if p not in ("", ".")]
-    if (
-        not parts
-        or path.is_absolute()
-        or ".." in parts
-        or any(ord(c) < 32 for c in name)
-        or len(name) > MAX_DOC_ID_CHARS
-    ):
-        raise SourceError(f"invalid document name {name!r}: use a relative file name")
-    return "/".join(parts)
 
 
 def upload_source(
