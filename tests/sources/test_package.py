@@ -20,6 +20,7 @@ from citewise.sources.package import (
     marker_environment,
     package_release_spec,
     read_requirements,
+    release_spec,
 )
 
 from ..conftest import SHARED_DATA, require
@@ -73,6 +74,26 @@ def test_another_python_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert spec.api_dependencies == (Path(found.location),)
     given = package_release_spec(found, api_dependencies=())
     assert given.api_dependencies == ()
+
+
+def test_one_reader_makes_a_spec_from_a_release_or_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CLI, the server and its environment all come through here: None is "not given".
+    named = release_spec("acme/widgets@1.4.2", site_url=None, versions_url=None)
+    assert (named.name, named.version, named.site_url) == ("acme/widgets", "1.4.2", None)
+    site = dist_info(tmp_path, "widgets", "2.0.1", "Source, https://github.com/acme/widgets")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    installed = release_spec(package="widgets", python=sys.executable, site_url=None)
+    assert (installed.name, installed.version) == ("acme/widgets", "2.0.1")
+    given = release_spec(package="widgets", python=sys.executable,
+                         site_url="https://docs.acme.test/widgets/")  # fmt: skip
+    assert given.site == "https://docs.acme.test/widgets/"
+    for wrong in ({}, {"release": "acme/widgets@1", "package": "widgets"}):
+        with pytest.raises(ConfigurationError, match="name one release"):
+            release_spec(**wrong)
+    with pytest.raises(ConfigurationError, match="OWNER/REPO@VERSION"):
+        release_spec("widgets")
 
 
 def test_this_pythons_package_is_located_in_its_site_packages() -> None:

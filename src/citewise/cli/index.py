@@ -105,7 +105,7 @@ def _print_skipped(skipped: dict[str, str]) -> None:
 
 def _index_release(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here so the other commands never load httpx or the release machinery.
-    from citewise.kb.sources import ReleaseSpec
+    from citewise.kb.sources import release_spec
 
     given = [flag for flag, value in (("--release", args.release), ("--package", args.package),
              ("--requirements", args.requirements), ("--environment", args.environment))
@@ -137,14 +137,9 @@ def _index_release(args: argparse.Namespace, settings: Settings) -> int:
         from citewise.cli.environment import index_environment
 
         return index_environment(args, settings, options, _index_spec)
+    spec = release_spec(args.release, package=args.package, python=args.python, **options)
     if args.package:
-        from citewise.kb.sources import installed_package, package_release_spec
-
-        installed = installed_package(args.package, args.python)
-        spec = package_release_spec(installed, **options)
-        print(f"{installed.name} {installed.version} installed: {spec.name}", file=sys.stderr)
-    else:
-        spec = ReleaseSpec.parse(args.release, **options)
+        print(f"{args.package} {spec.version} installed: {spec.name}", file=sys.stderr)
     _index_spec(args, settings, spec, args.kb)
     return 0
 

@@ -36,7 +36,7 @@ def server_options(
     The release flags mean what they mean for ``citewise index --release``, and apply to a
     release named by ``--release`` or by ``CITEWISE_RELEASE``.
     """
-    from citewise.kb.sources import ReleaseSpec, ScopeRule
+    from citewise.kb.sources import ScopeRule, release_spec
     from citewise.server import ServerOptions
     from citewise.server.runtime import release_options
 
@@ -46,7 +46,7 @@ def server_options(
         options = replace(options, kb=args.kb)
     if getattr(args, "insecure_no_auth", False):
         options = replace(options, insecure_no_auth=True)
-    spec = ReleaseSpec.parse(args.release, **release_options(env)) if args.release else None
+    spec = release_spec(args.release, **release_options(env)) if args.release else None
     spec = spec or options.release
     flags: dict[str, Any] = {
         "site_url": args.site_url, "versions_url": args.versions_url,

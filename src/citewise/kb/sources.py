@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         marker_environment,
         package_release_spec,
         read_requirements,
+        release_spec,
     )
     from citewise.sources.release import ReleaseSpec, release_kb_name
 
@@ -36,6 +37,7 @@ __all__ = [
     "package_release_spec",
     "read_requirements",
     "release_kb_name",
+    "release_spec",
 ]
 
 _HOMES = {
@@ -50,6 +52,7 @@ _HOMES = {
     "read_requirements": "citewise.sources.package",
     "ReleaseSpec": "citewise.sources.release",
     "release_kb_name": "citewise.sources.release",
+    "release_spec": "citewise.sources.package",
 }
 
 

@@ -54,21 +54,18 @@ class ServerOptions:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerOptions:
         env = environment() if environ is None else environ
-        release = env.get("CITEWISE_RELEASE")
+        release = env.get("CITEWISE_RELEASE") or None
+        package = None if release else env.get("CITEWISE_PACKAGE") or None
         spec = None
-        if release:
-            spec = ReleaseSpec.parse(release, **release_options(env))
-        package = env.get("CITEWISE_PACKAGE")
-        if spec is None and package:
-            # The docs of the version installed here (or in CITEWISE_PACKAGE_PYTHON's).
-            from citewise.kb.sources import installed_package, package_release_spec
+        if release or package:
+            from citewise.kb.sources import release_spec
 
             options = release_options(env)
-            del options["fallback_latest"]  # the installed version is the one there is
-            spec = package_release_spec(
-                installed_package(package, env.get("CITEWISE_PACKAGE_PYTHON") or None),
-                **options,
-            )
+            if package:
+                del options["fallback_latest"]  # the installed version is the one there is
+            # The docs of the version installed here (or in CITEWISE_PACKAGE_PYTHON's).
+            python = env.get("CITEWISE_PACKAGE_PYTHON") or None
+            spec = release_spec(release, package=package, python=python, **options)
         return cls(
             kb=env.get("CITEWISE_KB") or None,
             release=spec,

@@ -31,6 +31,7 @@ __all__ = [
     "marker_environment",
     "package_release_spec",
     "read_requirements",
+    "release_spec",
 ]
 
 _GITHUB_RE = re.compile(
@@ -212,6 +213,30 @@ def _run(python: str, script: str, *argv: str) -> Any:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         raise SourceError(f"--python {python} printed no package metadata") from None
+
+
+def release_spec(
+    release: str | None = None, *, package: str | None = None, python: str | None = None,
+    **options: Any,
+) -> ReleaseSpec:  # fmt: skip
+    """The release a user named, however they named it: ``OWNER/REPO@VERSION``, or the
+    installed version of ``package`` (in this Python, or the interpreter ``python``). The one
+    place a door's words become a :class:`ReleaseSpec`, so the CLI, the server and its
+    environment variables read them alike.
+
+    ``options`` are ReleaseSpec's; a None value is "not given" (the spec's default).
+
+    Raises:
+        ConfigurationError: neither or both named, or the release is not OWNER/REPO@VERSION.
+        SourceError: the package is not installed there.
+    """
+    given = {name: value for name, value in options.items() if value is not None}
+    if (release is None) == (package is None):
+        raise ConfigurationError("name one release: OWNER/REPO@VERSION or an installed package")
+    if release is not None:
+        return ReleaseSpec.parse(release, **given)
+    assert package is not None
+    return package_release_spec(installed_package(package, python), **given)
 
 
 def package_release_spec(package: InstalledPackage, **options: Any) -> ReleaseSpec:
