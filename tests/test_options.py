@@ -104,3 +104,14 @@ def test_collapse_sections_is_on_by_default_and_stored_only_when_off() -> None:
     assert off.collapse_sections is False and off.to_json() == '{"collapse_sections":false}'
     assert options_from_json(off.to_json()) == off
     assert SearchOptions().merged({"collapse_sections": None}).collapse_sections is True
+
+
+def test_none_is_not_given_in_a_mapping_and_in_options_alike() -> None:
+    # REST bodies and OpenAI metadata arrive as SearchOptions, Python and MCP as mappings:
+    # a null must mean the same in each.
+    defaults = SearchOptions(scope="guide", vector_weight=0.3, top_k=4)
+    for overrides in ({"scope": None, "vector_weight": None, "top_k": 6},
+                      SearchOptions(scope=None, vector_weight=None, top_k=6)):  # fmt: skip
+        merged = defaults.merged(overrides)
+        assert (merged.scope, merged.vector_weight, merged.top_k) == ("guide", 0.3, 6)
+    assert defaults.merged(SearchOptions(scope="all")).scope == "all"

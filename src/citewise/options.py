@@ -154,12 +154,15 @@ class SearchOptions(BaseModel):
         return SearchFilter(scope=scope, page_prefix=self.page_prefix, doc_ids=self.doc_ids)
 
     def merged(self, overrides: Mapping[str, Any] | SearchOptions | None) -> SearchOptions:
-        """These options with ``overrides`` applied: a mapping (``None`` values keep the
-        default) or the fields set on another SearchOptions."""
+        """These options with ``overrides`` applied: a mapping, or the fields set on another
+        SearchOptions. In both, and so in every door (Python, CLI, MCP, REST, OpenAI
+        metadata), ``None`` is "not given" and keeps the value below: a request widens a
+        scoped default with ``scope="all"``, never with ``null``."""
         if isinstance(overrides, SearchOptions):
-            changes = overrides.model_dump(exclude_unset=True)
+            given = overrides.model_dump(exclude_unset=True)
         else:
-            changes = {k: v for k, v in (overrides or {}).items() if v is not None}
+            given = dict(overrides or {})
+        changes = {k: v for k, v in given.items() if v is not None}
         return parse_options({**self.model_dump(), **changes})
 
     def to_json(self) -> str:
