@@ -12,6 +12,7 @@ import pytest
 
 from citewise.models import SearchFilter
 from citewise.store import SQLiteStore, sqlite_impact
+from citewise.store.sqlite import SQLiteKB
 from citewise.store.sqlite_impact import build, tokens
 from citewise.store.sqlite_keyword import keyword_rows
 
@@ -26,6 +27,31 @@ VOCAB = (
 
 def texts(rng: random.Random, n: int) -> list[str]:
     return [" ".join(rng.choices(VOCAB, k=rng.randint(1, 40))) for _ in range(n)]
+
+
+def twenty_documents(
+    tmp_path: Path, *, seed: int, background: bool
+) -> tuple[SQLiteStore, SQLiteKB]:
+    """A store in ``tmp_path`` with a knowledge base ``kb`` of 20 random documents."""
+    rng = random.Random(seed)
+    store = SQLiteStore(tmp_path, impacts_in_background=background)
+    kb = store.create("kb")
+    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    return store, kb
+
+
+def hold_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Matrix builds wait for the first event to be set; the second is set when one starts."""
+    release, started = threading.Event(), threading.Event()
+    real_build = sqlite_impact.build
+
+    def held_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
+        started.set()
+        assert release.wait(30), "the build was never released"
+        return real_build(conn, generation)
+
+    monkeypatch.setattr(sqlite_impact, "build", held_build)
+    return release, started
 
 
 def fts5(conn: sqlite3.Connection, text: str, k: int) -> list[tuple[str, float]]:
@@ -124,10 +150,7 @@ def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
 def test_the_matrix_is_saved_beside_the_file_once_per_generation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rng = random.Random(11)
-    store = SQLiteStore(tmp_path, impacts_in_background=False)
-    kb = store.create("kb")
-    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    store, kb = twenty_documents(tmp_path, seed=11, background=False)
     first = kb.keyword("rotate keys cache", 10)
     saved = sorted((tmp_path / "kb.sqlite.impact").iterdir())
     assert len(saved) == 1 and (saved[0] / "impacts.npy").is_file()
@@ -156,19 +179,9 @@ def test_the_matrix_is_saved_beside_the_file_once_per_generation(
 def test_the_first_search_after_a_write_never_waits_for_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rng = random.Random(5)
-    store = SQLiteStore(tmp_path)  # the default: the matrix is built beside the searches
-    kb = store.create("kb")
-    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
-    release, started = threading.Event(), threading.Event()
-    real_build = sqlite_impact.build
-
-    def held_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
-        started.set()
-        assert release.wait(30), "the build was never released"
-        return real_build(conn, generation)
-
-    monkeypatch.setattr(sqlite_impact, "build", held_build)
+    # The default: the matrix is built beside the searches.
+    store, kb = twenty_documents(tmp_path, seed=5, background=True)
+    release, started = hold_builds(monkeypatch)
     conn = sqlite3.connect(store._path("kb"))
     conn.row_factory = sqlite3.Row
     # FTS5 answers while the build is held (an inline build would block here for 30 s).
@@ -194,19 +207,8 @@ def test_close_waits_for_a_background_build_and_nothing_is_saved_after_it(
 ) -> None:
     # A store closed while its matrix is being built (a test's temporary folder removed, a
     # server stopping) must not have a thread write into the folder afterwards.
-    rng = random.Random(8)
-    store = SQLiteStore(tmp_path)
-    kb = store.create("kb")
-    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
-    release, started = threading.Event(), threading.Event()
-    real_build = sqlite_impact.build
-
-    def held_build(conn: sqlite3.Connection, generation: str) -> sqlite_impact.ImpactIndex:
-        started.set()
-        assert release.wait(30), "the build was never released"
-        return real_build(conn, generation)
-
-    monkeypatch.setattr(sqlite_impact, "build", held_build)
+    store, kb = twenty_documents(tmp_path, seed=8, background=True)
+    release, started = hold_builds(monkeypatch)
     assert kb.keyword("rotate keys", 5)  # FTS5 answers; the build starts
     assert started.wait(10)
     closer = threading.Thread(target=store.close)
@@ -218,7 +220,7 @@ def test_close_waits_for_a_background_build_and_nothing_is_saved_after_it(
     assert not closer.is_alive()
     assert not list((tmp_path / "kb.sqlite.impact").glob("**/terms.json"))
     # The store is usable again: the next search starts a build that completes.
-    monkeypatch.setattr(sqlite_impact, "build", real_build)
+    monkeypatch.undo()
     assert kb.keyword("rotate keys", 5)
     deadline = time.monotonic() + 30
     while not list((tmp_path / "kb.sqlite.impact").glob("*/terms.json")):
@@ -230,10 +232,7 @@ def test_close_waits_for_a_background_build_and_nothing_is_saved_after_it(
 def test_a_matrix_removed_before_it_is_read_is_built_again(tmp_path: Path) -> None:
     # A newer generation's save (or a rebuild) deletes the folders of older ones, possibly
     # between a reader seeing a folder and loading it.
-    rng = random.Random(9)
-    store = SQLiteStore(tmp_path, impacts_in_background=False)
-    kb = store.create("kb")
-    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    store, kb = twenty_documents(tmp_path, seed=9, background=False)
     first = kb.keyword("rotate keys cache", 10)
     (saved,) = (tmp_path / "kb.sqlite.impact").iterdir()
     (saved / "impacts.npy").unlink()  # a folder half removed: terms.json still there
@@ -248,10 +247,7 @@ def test_a_store_closed_from_its_own_build_thread_does_not_join_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A store's finalizer runs on whichever thread collects it: the build thread included.
-    rng = random.Random(10)
-    store = SQLiteStore(tmp_path)
-    kb = store.create("kb")
-    kb.apply([update(f"d{i:02d}", texts(rng, 3)) for i in range(20)])
+    store, kb = twenty_documents(tmp_path, seed=10, background=True)
     failures: list[BaseException] = []
     real_build = sqlite_impact.build
     searched = threading.Event()
