@@ -9,6 +9,11 @@ reused by the next burst). The streams alternate between four clients: the offic
 connection is counted, not retried away) and raw httpx (the same two routes). While they
 run, ``--load`` busy processes keep the CPUs loaded; the report states the load average.
 
+Then ``--reuse`` clients of one connection each send a stream, idle just under httpx's
+keep-alive expiry (4.9-5.0 s), and send a second stream on the same connection, while 30
+other streams keep the server busy: the race between a client's reuse and the server's
+keep-alive close that broke streams with a ``ReadError`` in issue 35, made frequent.
+
     flock /work/scratch/heavy.lock .venv/bin/python benchmarks/streams.py \\
         --home /work/scratch/streams35/home --kb lgos --baseline /work/main/src \\
         --output benchmarks/streams.json
@@ -22,6 +27,7 @@ import collections
 import json
 import multiprocessing
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -34,6 +40,7 @@ import openai
 
 HERE = Path(__file__).resolve().parent
 QUESTION = "How do I add API key authentication?"
+SETUP = ("kb", "streams", "rounds", "gap", "load", "reuse")
 CLIENT_TIMEOUT = 600.0  # the openai client's default; a stream is never cut by the client
 
 
@@ -160,6 +167,37 @@ async def _rounds(base: str, streams: int, rounds: int, gap: float) -> dict[str,
     return _summary(results, loads)
 
 
+HTTPX_EXPIRY = 5.0  # httpx.Limits' default keepalive_expiry (the openai client's too)
+
+
+async def _reuse(base: str, clients: int) -> dict[str, Any]:
+    """Outcomes of second streams sent on a connection idle just under the client's expiry."""
+    stop = asyncio.Event()
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+
+    async def pressure(client: httpx.AsyncClient) -> None:
+        number = 10**6
+        while not stop.is_set():
+            await asyncio.gather(*(_httpx_stream(client, number + k, False) for k in range(30)))
+            number += 30
+
+    async def pair(number: int) -> Result:
+        one = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        async with httpx.AsyncClient(base_url=base, timeout=CLIENT_TIMEOUT, limits=one) as c:
+            await _httpx_stream(c, number, False)
+            await asyncio.sleep(random.uniform(HTTPX_EXPIRY - 0.1, HTTPX_EXPIRY))
+            return await _httpx_stream(c, number + clients, True)
+
+    async with httpx.AsyncClient(base_url=base, timeout=CLIENT_TIMEOUT, limits=limits) as busy:
+        background = asyncio.create_task(pressure(busy))
+        await asyncio.sleep(1)
+        results = await asyncio.gather(*(pair(n) for n in range(clients)))
+        stop.set()
+        await background
+    outcomes = collections.Counter(outcome for outcome, _, _ in results)
+    return {"streams": clients, "errors": clients - outcomes["ok"], "outcomes": dict(outcomes)}
+
+
 def _percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -185,7 +223,10 @@ def _summary(results: list[Result], loads: list[float]) -> dict[str, Any]:
 def measure(src: Path, args: argparse.Namespace) -> dict[str, Any]:
     server, base = _serve(src, Path(args.home), args.kb)
     try:
-        return asyncio.run(_rounds(base, args.streams, args.rounds, args.gap))
+        report = asyncio.run(_rounds(base, args.streams, args.rounds, args.gap))
+        if args.reuse:
+            report["reuse"] = asyncio.run(_reuse(base, args.reuse))
+        return report
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -220,6 +261,21 @@ def format_report(report: dict[str, Any]) -> str:
             f"{run['completion_s']['p50']} / {run['completion_s']['p95']} | "
             f"{run['load_1m']['min']}-{run['load_1m']['max']} |"
         )
+    reused = [name for name in ("baseline", "branch") if "reuse" in report.get(name, {})]
+    if reused:
+        lines += [
+            "",
+            f"Reuse after an idle of {HTTPX_EXPIRY - 0.1}-{HTTPX_EXPIRY} s (just under httpx's "
+            "keep-alive expiry), the server kept busy by 30 other streams: second streams "
+            "sent on a kept-alive connection.",
+            "",
+            "| server | second streams | errors | outcomes |",
+            "|---|---|---|---|",
+        ]
+        for name in reused:
+            run = report[name]["reuse"]
+            outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(run["outcomes"].items()))
+            lines.append(f"| {name} | {run['streams']} | **{run['errors']}** | {outcomes} |")
     return "\n".join([*lines, ""])
 
 
@@ -231,6 +287,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gap", type=float, default=4.0, help="seconds between bursts")
     parser.add_argument("--load", type=int, default=16, help="busy processes beside the server")
+    parser.add_argument("--reuse", type=int, default=150, help="clients of the reuse race")
     parser.add_argument("--baseline", help="another tree's src/ to measure first (e.g. main)")
     parser.add_argument("--output", help="the JSON report (and a .md beside it)")
     args = parser.parse_args()
@@ -243,8 +300,7 @@ def main() -> None:
         burner.start()
     report: dict[str, Any] = {
         "command": " ".join(["python", "benchmarks/streams.py", *sys.argv[1:]]),
-        "setup": {key: getattr(args, key) for key in ("kb", "streams", "rounds", "gap", "load")}
-        | {"cpus": len(os.sched_getaffinity(0))},
+        "setup": {key: getattr(args, key) for key in SETUP} | {"cpus": os.cpu_count()},
         "trees": {name: str(src) for name, src in trees.items()},
     }
     try:
