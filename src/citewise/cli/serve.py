@@ -148,14 +148,15 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from citewise.server.logs import configure_logging, uvicorn_log_config
-    from citewise.server.receipt import protocol_class
+    from citewise.server.receipt import uvicorn_options
 
     configure_logging()  # one line per request (JSON off a terminal), replacing uvicorn's
     app = serving_app(args, settings)
-    # Request heads have a deadline and connections a limit (citewise.server.receipt).
+    # Request heads have a deadline, idle connections a keep-alive past the clients' own,
+    # and connections a limit (citewise.server.receipt).
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
-        log_config=uvicorn_log_config(), http=protocol_class(),
+        log_config=uvicorn_log_config(), **uvicorn_options(),
     )  # fmt: skip
     return 0
 

@@ -32,6 +32,7 @@ from fastapi.responses import StreamingResponse
 from citewise import telemetry
 from citewise.config import Settings
 from citewise.server.app import create_app
+from citewise.server.receipt import uvicorn_options
 from citewise.server.runtime import Runtime, ServerOptions
 from citewise.server.testing import running
 
@@ -166,7 +167,9 @@ def run_serve_benchmark(
     app = create_app(settings, ServerOptions(kb=kb), model_factory=lambda: model)
     runtime: Runtime = app.state.runtime
     documents = len(runtime.kb(kb).documents())  # fails early on an unknown knowledge base
-    with running(app) as url:
+    # Served as ``citewise serve`` serves: its protocol and keep-alive (a burst reuses the
+    # connections of the one before).
+    with running(app, **uvicorn_options()) as url:
         sample = httpx.post(
             f"{url}/v1/responses",
             json={"model": "citewise-rag", "input": QUESTION, "stream": True},
@@ -174,7 +177,7 @@ def run_serve_benchmark(
         ).text
         served, served_errors, served_alone = asyncio.run(_burst(url, concurrency, rounds))
     events = _events(sample)
-    with running(_echo_app(events)) as url:
+    with running(_echo_app(events), **uvicorn_options()) as url:
         echoed, echo_errors, echoed_alone = asyncio.run(_burst(url, concurrency, rounds))
     citewise, echo = _summary(served), _summary(echoed)
     alone = {"citewise": _summary(served_alone.latencies), "echo": _summary(echoed_alone.latencies)}

@@ -6,8 +6,16 @@ Measured before: 300 connections that never finished their headers stayed open â
 made ``/healthz`` unreachable. Now:
 
 - a request head must be complete within ``CITEWISE_HEADER_TIMEOUT`` seconds (default 10)
-  of the connection opening or of the previous response, else ``408`` and the connection
-  is closed (a connection that sent nothing is just closed);
+  of the connection opening, or of the first byte of a next request on a kept-alive
+  connection, else ``408`` and the connection is closed (one that sent nothing is just
+  closed);
+- between requests, a kept-alive connection may stay idle ``CITEWISE_KEEP_ALIVE_TIMEOUT``
+  seconds (default 75, nginx's), then it is closed. It must outlast the clients' own idle
+  limit (httpx and the ``openai`` client: 5 s; aiohttp: 15 s): closing first races a client
+  that has just sent its next request on the connection, which then fails with a
+  ``ReadError`` (connection reset) or "server disconnected". uvicorn's own keep-alive
+  timeout was 5 s, the same as httpx's: under load (issue 35: 6 of 150 streams at load
+  average 18) the server's timer ran late, after a client had reused the connection;
 - at most ``CITEWISE_MAX_CONNECTIONS`` connections are open (default 1000, and never more
   than Â¾ of the process's file-descriptor limit): past it, the connection waiting longest
   for its head is closed (408), or the new one if none is waiting (503);
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,9 +44,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from citewise.config import environment, positive_number
 
-__all__ = ["ReceiptDeadlines", "ReceiptProtocol", "protocol_class"]
+__all__ = ["ReceiptDeadlines", "ReceiptProtocol", "protocol_class", "uvicorn_options"]
 
 HEADER_TIMEOUT = 10.0
+KEEP_ALIVE_TIMEOUT = 75.0
 BODY_TIMEOUT = 15.0
 BODY_MIN_RATE = 1024
 MAX_CONNECTIONS = 1000
@@ -48,6 +58,7 @@ class ReceiptDeadlines:
     """How long a client may take to send a request, and how many connections it may hold."""
 
     header_timeout: float = HEADER_TIMEOUT
+    keep_alive_timeout: float = KEEP_ALIVE_TIMEOUT
     body_timeout: float = BODY_TIMEOUT
     body_min_rate: int = BODY_MIN_RATE
     max_connections: int = MAX_CONNECTIONS
@@ -58,6 +69,9 @@ class ReceiptDeadlines:
         wanted = int(positive_number(env, "CITEWISE_MAX_CONNECTIONS", MAX_CONNECTIONS))
         return cls(
             header_timeout=positive_number(env, "CITEWISE_HEADER_TIMEOUT", HEADER_TIMEOUT),
+            keep_alive_timeout=positive_number(
+                env, "CITEWISE_KEEP_ALIVE_TIMEOUT", KEEP_ALIVE_TIMEOUT
+            ),
             body_timeout=positive_number(env, "CITEWISE_BODY_TIMEOUT", BODY_TIMEOUT),
             body_min_rate=int(positive_number(env, "CITEWISE_BODY_MIN_RATE", BODY_MIN_RATE)),
             max_connections=min(wanted, _fd_bound()),
@@ -106,7 +120,9 @@ class ReceiptProtocol(H11Protocol):
     """uvicorn's h11 protocol with a deadline for each request head and a connection limit.
 
     A connection is "waiting for a head" from when it opens, and again from each complete
-    response, until h11 has parsed the next request line and headers.
+    response, until h11 has parsed the next request line and headers. A new connection has
+    the head deadline from the start; a kept-alive one may idle for the keep-alive timeout,
+    and has the head deadline from the first byte of its next request.
     """
 
     deadlines: ClassVar[ReceiptDeadlines] = ReceiptDeadlines()
@@ -115,6 +131,7 @@ class ReceiptProtocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self._head_timer: asyncio.TimerHandle | None = None
         self.waiting_since: float | None = None
+        self._idle = False  # between requests, no byte of the next one yet
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -128,24 +145,32 @@ class ReceiptProtocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.waiting_since is not None and self.conn.their_state is not h11.IDLE:
+        if self.waiting_since is None:
+            return
+        if self.conn.their_state is not h11.IDLE:
             self._head_received()
+        elif self._idle and data:
+            # A next request has begun: from now on its head has the head deadline.
+            self._await_head()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-            self._await_head()
+            self._await_head(idle=not self.conn.trailing_data[0])
 
-    def _await_head(self) -> None:
+    def _await_head(self, *, idle: bool = False) -> None:
         self._head_received()
         self.waiting_since = self.loop.time()
-        self._head_timer = self.loop.call_later(self.deadlines.header_timeout, self._too_late)
+        self._idle = idle
+        wait = self.deadlines.keep_alive_timeout if idle else self.deadlines.header_timeout
+        self._head_timer = self.loop.call_later(wait, self._too_late)
 
     def _head_received(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
         self._head_timer = None
         self.waiting_since = None
+        self._idle = False
 
     def _too_late(self) -> None:
         """The head deadline passed: 408 if part of a head came, then close."""
@@ -185,3 +210,15 @@ def protocol_class(deadlines: ReceiptDeadlines | None = None) -> type[ReceiptPro
     to pass as uvicorn's ``http``."""
     bound = deadlines or ReceiptDeadlines.from_env()
     return type("BoundReceiptProtocol", (ReceiptProtocol,), {"deadlines": bound})
+
+
+def uvicorn_options(deadlines: ReceiptDeadlines | None = None) -> dict[str, Any]:
+    """What ``citewise serve`` gives ``uvicorn.run`` (the load check and its tests too): the
+    receipt protocol, and uvicorn's own keep-alive timeout past the protocol's, so the idle
+    limit that closes a connection is the one :class:`ReceiptProtocol` keeps."""
+    bound = deadlines or ReceiptDeadlines.from_env()
+    return {
+        "http": protocol_class(bound),
+        # uvicorn takes whole seconds; one more, so its timer never fires first.
+        "timeout_keep_alive": math.ceil(bound.keep_alive_timeout) + 1,
+    }

@@ -14,14 +14,17 @@ __all__ = ["running"]
 
 
 @contextmanager
-def running(app: Any, *, host: str = "127.0.0.1") -> Iterator[str]:
+def running(app: Any, *, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free port of ``host``; yields its base URL.
 
-    The server stops (and its thread ends) when the block exits.
+    ``options`` go to ``uvicorn.Config`` (``citewise.server.receipt.uvicorn_options()``:
+    the protocol and keep-alive ``citewise serve`` runs with). The server stops (and its
+    thread ends) when the block exits.
     """
     config = uvicorn.Config(
-        app, host=host, port=0, log_level="warning", lifespan="off", access_log=False
-    )
+        app, host=host, port=0, log_level="warning", lifespan="off", access_log=False,
+        **options,
+    )  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="citewise-uvicorn", daemon=True)
     thread.start()
