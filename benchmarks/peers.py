@@ -14,14 +14,20 @@ query embedding is a cache hit for citewise and precomputed for the peers), peak
 
 Stacks: ``citewise`` (hybrid; its build is ``add_sections`` with a warm embedding cache, so
 chunking, storing and the keyword index, no model), ``sqlite-vec`` (vec0 + FTS5 fused by RRF
-in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only). LlamaIndex's
-QueryFusionRetriever is not run: see benchmarks/peers.md.
+in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only), ``llamaindex``
+(QueryFusionRetriever, reciprocal rank, over a VectorStoreIndex of the same vectors and its
+bm25s-based BM25Retriever: needs ``llama-index-core`` and ``llama-index-retrievers-bm25``,
+never a dependency of citewise; no LLM, one query). ``--main-src DIR`` adds
+``citewise-main``: the same citewise stack run from another checkout's ``src`` (e.g.
+``git archive main src | tar -x -C DIR``), so a change is measured against main in the
+same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -34,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-STACKS = ("citewise", "sqlite-vec", "bm25s")
+STACKS = ("citewise", "sqlite-vec", "bm25s", "llamaindex")
 TOP = 100
 RRF_K = 60
 
@@ -197,6 +203,42 @@ def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
     return build, search
 
 
+def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
+    import Stemmer
+    from llama_index.core import Settings as LlamaSettings
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.schema import QueryBundle, TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    # Explicitly none: llama-index then uses its no-op models, never called here (the
+    # vectors are given, one query means no generated queries).
+    LlamaSettings.llm = None
+    LlamaSettings.embed_model = None
+    vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
+    started = time.perf_counter()
+    nodes = [
+        TextNode(text=str(t), id_=str(i), embedding=v.tolist(), metadata={"doc": str(d)})
+        for i, (t, v, d) in enumerate(zip(texts, vectors, doc_ids, strict=True))
+    ]
+    index = VectorStoreIndex(nodes)
+    bm25 = BM25Retriever.from_defaults(
+        nodes=nodes, similarity_top_k=TOP, stemmer=Stemmer.Stemmer("english"), language="en"
+    )
+    fusion = QueryFusionRetriever(
+        [index.as_retriever(similarity_top_k=TOP), bm25],
+        mode="reciprocal_rerank", similarity_top_k=TOP, num_queries=1, use_async=False,
+    )  # fmt: skip
+    build = time.perf_counter() - started
+
+    def search(i: int) -> list[str]:
+        bundle = QueryBundle(str(data["qtexts"][i]), embedding=data["qvecs"][i].tolist())
+        found = fusion.retrieve(bundle)
+        return _dedupe([str(doc_ids[int(n.node.node_id)]) for n in found])
+
+    return build, search
+
+
 class _Given:
     """An embedder that answers one precomputed query vector (fills the query LRU)."""
 
@@ -240,6 +282,8 @@ def run_stack(
             build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
         elif stack == "sqlite-vec":
             build, search = _run_sqlite_vec(data, Path(tmp))
+        elif stack == "llamaindex":
+            build, search = _run_llamaindex(data, Path(tmp))
         else:
             build, search = _run_bm25s(data, Path(tmp))
         qids = [str(q) for q in data["qids"]]
@@ -266,6 +310,7 @@ def main() -> None:
     parser.add_argument("--stacks", default=",".join(STACKS))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--max-docs", type=int)
+    parser.add_argument("--main-src", type=Path, help="another checkout's src: citewise-main")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: run this stack once
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -273,15 +318,19 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_stack(args.one, args.dataset, args.work, cache, args.max_docs)))
         return
-    stacks = args.stacks.split(",")
+    stacks = args.stacks.split(",") + (["citewise-main"] if args.main_src else [])
     rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in stacks}
     for r in range(args.rounds):
         order = stacks[r % len(stacks) :] + stacks[: r % len(stacks)]
         for stack in order:
+            env = dict(os.environ)
+            if stack == "citewise-main":
+                env["PYTHONPATH"] = str(args.main_src.resolve())
             done = subprocess.run(
                 [sys.executable, __file__, str(args.dataset), "--work", str(args.work),
-                 "--one", stack, *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
-                capture_output=True, text=True, check=True,
+                 "--one", stack.removesuffix("-main"),
+                 *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
+                capture_output=True, text=True, check=True, env=env,
             )  # fmt: skip
             rounds[stack].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(r, stack, rounds[stack][-1], flush=True)
@@ -296,14 +345,15 @@ def main() -> None:
         report["stacks"][stack] = {
             key: round(statistics.median(run[key] for run in runs), 4) for key in runs[0]
         } | {"rounds": runs}
-    base = report["stacks"].get("sqlite-vec")
     cw = report["stacks"].get("citewise")
-    if base and cw:
-        report["ratios_vs_sqlite_vec"] = {
-            key: round(cw[key] / base[key], 3)
-            for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
-            if base[key]
-        }
+    for name, label in (("sqlite-vec", "sqlite_vec"), ("citewise-main", "main")):
+        base = report["stacks"].get(name)
+        if base and cw:
+            report[f"ratios_vs_{label}"] = {
+                key: round(cw[key] / base[key], 3)
+                for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
+                if base[key]
+            }
     text = json.dumps(report, indent=1)
     if args.out:
         args.out.write_text(text + "\n")
