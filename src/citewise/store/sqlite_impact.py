@@ -86,34 +86,49 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.citewise_fts_instance "
         "USING fts5vocab(main, chunks_fts, instance)"
     )
-    # The instance table is ordered by term then chunk: count runs without sorting in SQL.
+    # One row per token occurrence, ordered by term then chunk: each run of equal rows is one
+    # posting, counted batch by batch, so memory follows the postings, never the occurrences
+    # (the whole list of occurrences was the peak of a build: benchmarks/peers.md).
     cur = conn.execute("SELECT term, doc FROM temp.citewise_fts_instance")
     term_ids: dict[str, int] = {}
     t_parts: list[npt.NDArray[np.int32]] = []
     d_parts: list[npt.NDArray[np.int64]] = []
-    while batch := cur.fetchmany(1 << 16):
-        t_parts.append(
-            np.fromiter(
-                (term_ids.setdefault(t, len(term_ids)) for t, _ in batch),
-                dtype=np.int32,
-                count=len(batch),
-            )
+    f_parts: list[npt.NDArray[np.int64]] = []
+    while batch := cur.fetchmany(_BATCH):
+        t = np.fromiter(
+            (term_ids.setdefault(t, len(term_ids)) for t, _ in batch),
+            dtype=np.int32,
+            count=len(batch),
         )
-        d_parts.append(np.fromiter((d for _, d in batch), dtype=np.int64, count=len(batch)))
+        d = np.fromiter((d for _, d in batch), dtype=np.int64, count=len(batch))
+        del batch
+        starts = np.ones(len(t), dtype=bool)
+        starts[1:] = (t[1:] != t[:-1]) | (d[1:] != d[:-1])
+        at = np.flatnonzero(starts)
+        counts = np.diff(np.append(at, len(t)))
+        t, d = t[at], d[at]
+        if f_parts and t_parts[-1][-1] == t[0] and d_parts[-1][-1] == d[0]:
+            f_parts[-1][-1] += counts[0]  # a run the batch boundary cut in two
+            t, d, counts = t[1:], d[1:], counts[1:]
+        if len(t):  # empty when the whole batch continued the previous run
+            t_parts.append(t)
+            d_parts.append(d)
+            f_parts.append(counts)
     if not t_parts:
         empty = np.zeros(0, dtype=np.int64)
         return ImpactIndex(
             generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty
         )
-    term_of = np.concatenate(t_parts)
-    doc_of = np.concatenate(d_parts)
-    rids, doc_pos = np.unique(doc_of, return_inverse=True)
-    lengths = np.bincount(doc_pos, minlength=len(rids)).astype(np.float64)
-    # Postings: one per distinct (term, chunk), its count the term's frequency in the chunk.
-    key = term_of.astype(np.int64) * len(rids) + doc_pos
-    keys, freq = np.unique(key, return_counts=True)
-    p_term = keys // len(rids)
-    p_pos = (keys % len(rids)).astype(np.int32)
+    p_term, p_doc, freq = _postings(
+        np.concatenate(t_parts), np.concatenate(d_parts), np.concatenate(f_parts)
+    )
+    del t_parts, d_parts, f_parts
+    rids, p_doc_pos = np.unique(p_doc, return_inverse=True)
+    del p_doc
+    p_pos = p_doc_pos.astype(np.int32)
+    del p_doc_pos
+    # A chunk's length: its token occurrences, all of them in its postings' counts.
+    lengths = np.bincount(p_pos, weights=freq, minlength=len(rids))
     n_rows = _row_count(conn, len(rids))
     avgdl = float(lengths.sum()) / n_rows
     df = np.bincount(p_term, minlength=len(term_ids)).astype(np.float64)
@@ -121,12 +136,38 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
     ratio = (n_rows - df + 0.5) / (df + 0.5)
     idf = np.fromiter((math.log(r) if r > 0 else 0.0 for r in ratio), np.float64, len(ratio))
     idf[idf <= 0.0] = IDF_FLOOR
-    tf = freq.astype(np.float64)
-    # The same expression, in the same order, as fts5Bm25Function.
-    impacts = idf[p_term] * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[p_pos] / avgdl)))
+    impacts = np.empty(len(p_term), dtype=np.float64)
+    # The same expression, in the same order, as fts5Bm25Function; in slices, so its
+    # temporaries stay small (each element is computed exactly as in one pass).
+    for lo in range(0, len(p_term), _BATCH):
+        hi = lo + _BATCH
+        tf = freq[lo:hi].astype(np.float64)
+        impacts[lo:hi] = idf[p_term[lo:hi]] * (
+            (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[p_pos[lo:hi]] / avgdl))
+        )
     indptr = np.zeros(len(term_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(p_term, minlength=len(term_ids)), out=indptr[1:])
     return ImpactIndex(generation, term_ids, indptr, p_pos, impacts, rids)
+
+
+_BATCH = 1 << 14
+
+
+def _postings(
+    term: npt.NDArray[np.int32], doc: npt.NDArray[np.int64], freq: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The postings ordered by (term, chunk), each (term, chunk) once with its count. FTS5
+    gives them in that order (terms in order get increasing ids), so this only checks; were
+    the order ever different, equal pairs are merged and summed here."""
+    ordered = (term[1:] > term[:-1]) | ((term[1:] == term[:-1]) & (doc[1:] > doc[:-1]))
+    if bool(ordered.all()):
+        return term, doc, freq
+    order = np.lexsort((doc, term))
+    term, doc, freq = term[order], doc[order], freq[order]
+    starts = np.ones(len(term), dtype=bool)
+    starts[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
+    at = np.flatnonzero(starts)
+    return term[at], doc[at], np.add.reduceat(freq, at)
 
 
 def _row_count(conn: sqlite3.Connection, seen: int) -> int:
