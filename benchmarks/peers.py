@@ -121,6 +121,28 @@ def prepare(dataset: Path, work: Path, max_docs: int | None) -> Path:
     return cache
 
 
+def _texts_file(cache: Path) -> Path:
+    """The chunk texts as a JSON list beside ``cache`` (written once, by the parent)."""
+    path = cache.with_suffix(".texts.json")
+    if not path.exists():
+        path.write_text(json.dumps([str(t) for t in np.load(cache)["texts"]]))
+    return path
+
+
+def _inputs(cache: Path, stack: str) -> dict[str, Any]:
+    """What ``stack`` is given, and no more: the npz's fixed-width text array (81 MB at
+    SciFact size) held in every process was most of each stack's peak RSS. The peers get
+    the texts as a list of str; citewise reads the corpus itself and gets only the queries."""
+    with np.load(cache) as npz:
+        names = ["qids", "qtexts", "qvecs"]
+        if stack != "citewise":
+            names += ["doc_ids", "vectors"]
+        data: dict[str, Any] = {name: npz[name] for name in names}
+    if stack != "citewise":
+        data["texts"] = json.loads(_texts_file(cache).read_text())
+    return data
+
+
 def _dedupe(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
@@ -276,7 +298,7 @@ def run_stack(
     from citewise.evaluation.metrics import evaluate
 
     _, _, qrels = load(dataset, max_docs)
-    data = dict(np.load(cache))
+    data = _inputs(cache, stack)
     with tempfile.TemporaryDirectory(prefix="peers-", dir=work) as tmp:
         if stack == "citewise":
             build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
@@ -315,6 +337,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     cache = prepare(args.dataset, args.work, args.max_docs)
+    _texts_file(cache)
     if args.one:
         print(json.dumps(run_stack(args.one, args.dataset, args.work, cache, args.max_docs)))
         return

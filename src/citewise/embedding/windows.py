@@ -37,9 +37,15 @@ def windows_for(embedder: object, text: str, window_chars: int | None = None) ->
     ``window_chars`` is asked for (a parent/child strategy's child size); else by characters.
     """
     own_chars = int(getattr(embedder, "window_chars", 0) or 0)
-    if isinstance(embedder, TokenWindowed) and (window_chars is None or window_chars >= own_chars):
-        size = embedder.window_tokens
-        return token_windows(text, embedder.token_spans, size, size // OVERLAP_FRACTION)
+    # What isinstance(embedder, TokenWindowed) checks, without its cost per chunk.
+    size = getattr(embedder, "window_tokens", None)
+    spans_of = getattr(embedder, "token_spans", None)
+    if (
+        size is not None
+        and spans_of is not None
+        and (window_chars is None or window_chars >= own_chars)
+    ):
+        return token_windows(text, spans_of, size, size // OVERLAP_FRACTION)
     return embedding_windows(text, window_chars or own_chars)
 
 

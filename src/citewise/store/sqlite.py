@@ -386,10 +386,13 @@ class SQLiteStore:
     ) -> None:
         if not vectors:
             return
-        rows = []
-        for chunk_id, v in vectors.items():
-            conn.execute("DELETE FROM vectors WHERE chunk_id = ?", (chunk_id,))
-            rows += [(chunk_id, i, w.tobytes()) for i, w in enumerate(as_windows(v))]
+        # Two statements per document, not one per chunk.
+        conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
+        rows = [
+            (chunk_id, i, w.tobytes())
+            for chunk_id, v in vectors.items()
+            for i, w in enumerate(as_windows(v))
+        ]
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
