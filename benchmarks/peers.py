@@ -239,9 +239,20 @@ def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
     LlamaSettings.embed_model = None
     vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
     started = time.perf_counter()
+    # Each window its own row: QueryFusionRetriever fuses by node hash (text + metadata), so
+    # a chunk's windows (the same text) would otherwise merge and add up their ranks. The
+    # row is kept out of the text BM25 and the vector index read.
+    keys = ["row"]
     nodes = [
-        TextNode(text=str(t), id_=str(i), embedding=v.tolist(), metadata={"doc": str(d)})
-        for i, (t, v, d) in enumerate(zip(texts, vectors, doc_ids, strict=True))
+        TextNode(
+            text=str(t),
+            id_=str(i),
+            embedding=v.tolist(),
+            metadata={"row": i},
+            excluded_embed_metadata_keys=keys,
+            excluded_llm_metadata_keys=keys,
+        )  # fmt: skip
+        for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
     ]
     index = VectorStoreIndex(nodes)
     bm25 = BM25Retriever.from_defaults(
