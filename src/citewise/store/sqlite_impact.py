@@ -119,14 +119,24 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
         return ImpactIndex(
             generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty
         )
-    p_term, p_doc, freq = _postings(
-        np.concatenate(t_parts), np.concatenate(d_parts), np.concatenate(f_parts)
-    )
-    del t_parts, d_parts, f_parts
-    rids, p_doc_pos = np.unique(p_doc, return_inverse=True)
+    # The chunks, sorted (np.unique of every posting's chunk, from the parts' few).
+    rids = np.unique(np.concatenate([np.unique(part) for part in d_parts]))
+    # One list joined at a time, each freed as it is: never all the parts and all the
+    # joined arrays at once.
+    term_of = np.concatenate(t_parts)
+    t_parts.clear()
+    doc_of = np.concatenate(d_parts)
+    d_parts.clear()
+    freq_of = np.concatenate(f_parts)
+    f_parts.clear()
+    p_term, p_doc, freq = _postings(term_of, doc_of, freq_of)
+    del term_of, doc_of, freq_of
+    # Each posting's chunk as its position in ``rids`` (what np.unique's inverse gives),
+    # found in slices instead of one sort of every posting.
+    p_pos = np.empty(len(p_doc), dtype=np.int32)
+    for lo in range(0, len(p_doc), _BATCH):
+        p_pos[lo : lo + _BATCH] = np.searchsorted(rids, p_doc[lo : lo + _BATCH])
     del p_doc
-    p_pos = p_doc_pos.astype(np.int32)
-    del p_doc_pos
     # A chunk's length: its token occurrences, all of them in its postings' counts.
     lengths = np.bincount(p_pos, weights=freq, minlength=len(rids))
     n_rows = _row_count(conn, len(rids))
