@@ -76,7 +76,6 @@ class MiniLMEmbedder:
         self.window_chars = window_chars
         self._model_path = Path(model_path) if model_path is not None else None
         self._session: Any = None
-        self._tokens: _Tokenizers | None = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
         self._load_lock = threading.Lock()
@@ -92,14 +91,6 @@ class MiniLMEmbedder:
                 self._output_name = model.output_name
                 self._session = model.session
 
-    def _tokenizers(self) -> _Tokenizers:
-        """The tokenizers alone: cutting windows and counting tokens need no model, so a
-        build whose every window is in the embedding cache never loads the session (about
-        200 MB resident once it has run a batch: benchmarks/peers.md)."""
-        if self._tokens is None:
-            self._tokens = _loaded_tokenizers()
-        return self._tokens
-
     @property
     def window_tokens(self) -> int:
         """Tokens of text one window holds: what the model reads, less [CLS] and [SEP]."""
@@ -107,11 +98,11 @@ class MiniLMEmbedder:
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of ``text``'s tokens (all of them: no truncation, no [CLS]/[SEP])."""
-        return list(self._tokenizers().spans.encode(text, add_special_tokens=False).offsets)
+        return list(_tokenizer(SPANS).encode(text, add_special_tokens=False).offsets)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids the model sees for each text ([CLS] … [SEP], truncated to 256)."""
-        return [list(e.ids) for e in self._tokenizers().model.encode_batch(list(texts))]
+        return [list(e.ids) for e in _tokenizer(TRUNCATED).encode_batch(list(texts))]
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -154,12 +145,6 @@ class MiniLMEmbedder:
 
 
 @dataclass(frozen=True)
-class _Tokenizers:
-    model: Any  # what the model reads: truncated to MAX_TOKENS
-    spans: Any  # no truncation, to count every token of a whole chunk
-
-
-@dataclass(frozen=True)
 class _LoadedModel:
     session: Any
     input_names: frozenset[str]
@@ -171,7 +156,7 @@ class _LoadedModel:
 # knowledge base, library and test builds its own embedder. Sessions and tokenizers are
 # safe to call from several threads at once. The tokenizers depend on the vocabulary only.
 _models: dict[tuple[str, int], _LoadedModel] = {}
-_tokenizers: list[_Tokenizers] = []
+_tokenizers: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
@@ -184,25 +169,35 @@ def _loaded_model(model_path: Path | None, threads: int) -> _LoadedModel:
         return model
 
 
-def _loaded_tokenizers() -> _Tokenizers:
+# The two tokenizers, each loaded when first used (about 8 MB resident each): cutting
+# windows needs only SPANS, so a build whose every window is in the embedding cache loads
+# neither TRUNCATED nor the session (benchmarks/peers.md).
+SPANS = "spans"  # no truncation: every token of a whole chunk, with its character span
+TRUNCATED = "truncated"  # what the model reads: [CLS] ... [SEP], at most MAX_TOKENS
+
+
+def _tokenizer(kind: str) -> Any:
+    found = _tokenizers.get(kind)
+    if found is not None:
+        return found
     with _models_lock:
-        if not _tokenizers:
-            _tokenizers.append(_load_tokenizers())
-        return _tokenizers[0]
+        if kind not in _tokenizers:
+            _tokenizers[kind] = _load_tokenizer(kind)
+        return _tokenizers[kind]
 
 
-def _load_tokenizers() -> _Tokenizers:
+def _load_tokenizer(kind: str) -> Any:
     from tokenizers import BertWordPieceTokenizer
 
     verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
-    model = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-    model.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+    if kind == TRUNCATED:
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    else:
+        tokenizer.no_truncation()
     # Padding is done per batch in _run, after sorting by length.
-    model.no_padding()
-    spans = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-    spans.no_truncation()
-    spans.no_padding()
-    return _Tokenizers(model=model, spans=spans)
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
