@@ -13,7 +13,7 @@ from citewise.store.sqlite_dense import read_dense
 from .support import DIM, update
 
 
-@pytest.mark.parametrize("batch", [1, 3, 4096])
+@pytest.mark.parametrize("batch", [1, 3, 512])
 def test_batches_of_any_size_read_every_window_and_each_chunk_once(
     tmp_path: Path, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
