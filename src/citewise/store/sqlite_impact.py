@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from citewise.memory import release_free_memory
 from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, GENERATION_KEY
 
 __all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
@@ -329,6 +330,8 @@ class ImpactCache:
                 self._building.pop(key, None)
                 abandoned = key in self._abandoned
                 self._abandoned.discard(key)
+        # The build's own arrays and rows are freed: give them back (its thread's arena).
+        release_free_memory()
         if built is None or abandoned:
             return
         with self._lock:
