@@ -6,7 +6,8 @@
 ``prepare`` (once, cached under ``--work``): citewise indexes the corpus through
 ``KnowledgeBase.add_sections`` with its MiniLM embedder behind the embedding cache; its chunks
 and window vectors are then read out of that store and the 300 test queries embedded with the
-same embedder, so every stack indexes the same units with the same vectors. Each stack then
+same embedder, so every stack indexes the same units with the same vectors (a peer's row is
+one window: its vector, and its chunk's whole text for the keyword side). Each stack then
 runs in a fresh process per round (rounds interleave the stacks, so load on the shared machine
 falls on all of them alike): build its index from those vectors (timed), search the 300 queries
 with top 100 (nDCG@10 on document ids; p50/p95 of the search call, query vectors given: the
