@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from citewise.models import SearchFilter
-from citewise.store import SQLiteStore, sqlite_impact
+from citewise.store import SQLiteStore, sqlite_impact, sqlite_impact_matrix
 from citewise.store.sqlite_impact import build, tokens
 from citewise.store.sqlite_keyword import keyword_rows
 
@@ -128,7 +128,7 @@ def test_postings_longer_than_a_batch_count_whole_and_score_as_fts5(tmp_path: Pa
     rng = random.Random(11)
     store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
-    long = " ".join(["keys"] * (3 * sqlite_impact._BATCH + 17) + ["server"] * 40)
+    long = " ".join(["keys"] * (3 * sqlite_impact_matrix._BATCH + 17) + ["server"] * 40)
     kb.apply([update("long", [long]), *(update(f"d{i}", texts(rng, 3)) for i in range(30))])
     conn = sqlite3.connect(store._path("kb"))
     conn.row_factory = sqlite3.Row
@@ -144,9 +144,9 @@ def test_postings_out_of_order_are_merged_and_sorted() -> None:
     term = np.array([1, 0, 1, 0, 1], dtype=np.int32)
     doc = np.array([5, 9, 5, 2, 3], dtype=np.int64)
     freq = np.array([2, 1, 3, 4, 1], dtype=np.int64)
-    t, d, f = sqlite_impact._postings(term, doc, freq)
+    t, d, f = sqlite_impact_matrix._postings(term, doc, freq)
     assert (t.tolist(), d.tolist(), f.tolist()) == ([0, 0, 1, 1], [2, 9, 3, 5], [4, 1, 1, 5])
-    ordered = sqlite_impact._postings(t, d, f)
+    ordered = sqlite_impact_matrix._postings(t, d, f)
     assert [a.tolist() for a in ordered] == [t.tolist(), d.tolist(), f.tolist()]
 
 
