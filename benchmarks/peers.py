@@ -6,7 +6,8 @@
 ``prepare`` (once, cached under ``--work``): citewise indexes the corpus through
 ``KnowledgeBase.add_sections`` with its MiniLM embedder behind the embedding cache; its chunks
 and window vectors are then read out of that store and the 300 test queries embedded with the
-same embedder, so every stack indexes the same units with the same vectors. Each stack then
+same embedder, so every stack indexes the same units with the same vectors (a peer's row is
+one window: its vector, and its chunk's whole text for the keyword side). Each stack then
 runs in a fresh process per round (rounds interleave the stacks, so load on the shared machine
 falls on all of them alike): build its index from those vectors (timed), search the 300 queries
 with top 100 (nDCG@10 on document ids; p50/p95 of the search call, query vectors given: the
@@ -14,14 +15,20 @@ query embedding is a cache hit for citewise and precomputed for the peers), peak
 
 Stacks: ``citewise`` (hybrid; its build is ``add_sections`` with a warm embedding cache, so
 chunking, storing and the keyword index, no model), ``sqlite-vec`` (vec0 + FTS5 fused by RRF
-in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only). LlamaIndex's
-QueryFusionRetriever is not run: see benchmarks/peers.md.
+in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only), ``llamaindex``
+(QueryFusionRetriever, reciprocal rank, over a VectorStoreIndex of the same vectors and its
+bm25s-based BM25Retriever: needs ``llama-index-core`` and ``llama-index-retrievers-bm25``,
+never a dependency of citewise; no LLM, one query). ``--main-src DIR`` adds
+``citewise-main``: the same citewise stack run from another checkout's ``src`` (e.g.
+``git archive main src | tar -x -C DIR``), so a change is measured against main in the
+same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -34,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-STACKS = ("citewise", "sqlite-vec", "bm25s")
+STACKS = ("citewise", "sqlite-vec", "bm25s", "llamaindex")
 TOP = 100
 RRF_K = 60
 
@@ -113,6 +120,28 @@ def prepare(dataset: Path, work: Path, max_docs: int | None) -> Path:
         qvecs=qvecs.astype(np.float32),
     )
     return cache
+
+
+def _texts_file(cache: Path) -> Path:
+    """The chunk texts as a JSON list beside ``cache`` (written once, by the parent)."""
+    path = cache.with_suffix(".texts.json")
+    if not path.exists():
+        path.write_text(json.dumps([str(t) for t in np.load(cache)["texts"]]))
+    return path
+
+
+def _inputs(cache: Path, stack: str) -> dict[str, Any]:
+    """What ``stack`` is given, and no more: the npz's fixed-width text array (81 MB at
+    SciFact size) held in every process was most of each stack's peak RSS. The peers get
+    the texts as a list of str; citewise reads the corpus itself and gets only the queries."""
+    with np.load(cache) as npz:
+        names = ["qids", "qtexts", "qvecs"]
+        if stack != "citewise":
+            names += ["doc_ids", "vectors"]
+        data: dict[str, Any] = {name: npz[name] for name in names}
+    if stack != "citewise":
+        data["texts"] = json.loads(_texts_file(cache).read_text())
+    return data
 
 
 def _dedupe(ids: list[str]) -> list[str]:
@@ -197,6 +226,53 @@ def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
     return build, search
 
 
+def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
+    import Stemmer
+    from llama_index.core import Settings as LlamaSettings
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.schema import QueryBundle, TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    # Explicitly none: llama-index then uses its no-op models, never called here (the
+    # vectors are given, one query means no generated queries).
+    LlamaSettings.llm = None
+    LlamaSettings.embed_model = None
+    vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
+    started = time.perf_counter()
+    # Each window its own row: QueryFusionRetriever fuses by node hash (text + metadata), so
+    # a chunk's windows (the same text) would otherwise merge and add up their ranks. The
+    # row is kept out of the text BM25 and the vector index read.
+    keys = ["row"]
+    nodes = [
+        TextNode(
+            text=str(t),
+            id_=str(i),
+            embedding=v.tolist(),
+            metadata={"row": i},
+            excluded_embed_metadata_keys=keys,
+            excluded_llm_metadata_keys=keys,
+        )  # fmt: skip
+        for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
+    ]
+    index = VectorStoreIndex(nodes)
+    bm25 = BM25Retriever.from_defaults(
+        nodes=nodes, similarity_top_k=TOP, stemmer=Stemmer.Stemmer("english"), language="en"
+    )
+    fusion = QueryFusionRetriever(
+        [index.as_retriever(similarity_top_k=TOP), bm25],
+        mode="reciprocal_rerank", similarity_top_k=TOP, num_queries=1, use_async=False,
+    )  # fmt: skip
+    build = time.perf_counter() - started
+
+    def search(i: int) -> list[str]:
+        bundle = QueryBundle(str(data["qtexts"][i]), embedding=data["qvecs"][i].tolist())
+        found = fusion.retrieve(bundle)
+        return _dedupe([str(doc_ids[int(n.node.node_id)]) for n in found])
+
+    return build, search
+
+
 class _Given:
     """An embedder that answers one precomputed query vector (fills the query LRU)."""
 
@@ -234,12 +310,14 @@ def run_stack(
     from citewise.evaluation.metrics import evaluate
 
     _, _, qrels = load(dataset, max_docs)
-    data = dict(np.load(cache))
+    data = _inputs(cache, stack)
     with tempfile.TemporaryDirectory(prefix="peers-", dir=work) as tmp:
         if stack == "citewise":
             build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
         elif stack == "sqlite-vec":
             build, search = _run_sqlite_vec(data, Path(tmp))
+        elif stack == "llamaindex":
+            build, search = _run_llamaindex(data, Path(tmp))
         else:
             build, search = _run_bm25s(data, Path(tmp))
         qids = [str(q) for q in data["qids"]]
@@ -266,22 +344,28 @@ def main() -> None:
     parser.add_argument("--stacks", default=",".join(STACKS))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--max-docs", type=int)
+    parser.add_argument("--main-src", type=Path, help="another checkout's src: citewise-main")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: run this stack once
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     cache = prepare(args.dataset, args.work, args.max_docs)
+    _texts_file(cache)
     if args.one:
         print(json.dumps(run_stack(args.one, args.dataset, args.work, cache, args.max_docs)))
         return
-    stacks = args.stacks.split(",")
+    stacks = args.stacks.split(",") + (["citewise-main"] if args.main_src else [])
     rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in stacks}
     for r in range(args.rounds):
         order = stacks[r % len(stacks) :] + stacks[: r % len(stacks)]
         for stack in order:
+            env = dict(os.environ)
+            if stack == "citewise-main":
+                env["PYTHONPATH"] = str(args.main_src.resolve())
             done = subprocess.run(
                 [sys.executable, __file__, str(args.dataset), "--work", str(args.work),
-                 "--one", stack, *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
-                capture_output=True, text=True, check=True,
+                 "--one", stack.removesuffix("-main"),
+                 *(["--max-docs", str(args.max_docs)] if args.max_docs else [])],
+                capture_output=True, text=True, check=True, env=env,
             )  # fmt: skip
             rounds[stack].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(r, stack, rounds[stack][-1], flush=True)
@@ -296,14 +380,15 @@ def main() -> None:
         report["stacks"][stack] = {
             key: round(statistics.median(run[key] for run in runs), 4) for key in runs[0]
         } | {"rounds": runs}
-    base = report["stacks"].get("sqlite-vec")
     cw = report["stacks"].get("citewise")
-    if base and cw:
-        report["ratios_vs_sqlite_vec"] = {
-            key: round(cw[key] / base[key], 3)
-            for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
-            if base[key]
-        }
+    for name, label in (("sqlite-vec", "sqlite_vec"), ("citewise-main", "main")):
+        base = report["stacks"].get(name)
+        if base and cw:
+            report[f"ratios_vs_{label}"] = {
+                key: round(cw[key] / base[key], 3)
+                for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
+                if base[key]
+            }
     text = json.dumps(report, indent=1)
     if args.out:
         args.out.write_text(text + "\n")

@@ -121,3 +121,39 @@ def test_sha256_mismatch_is_an_embedding_error(tmp_path: Path) -> None:
         verify_sha256(path, "0" * 64, "test vocabulary")
     with pytest.raises(EmbeddingError, match="cannot read"):
         verify_sha256(tmp_path / "missing.txt", "0" * 64, "test vocabulary")
+
+
+def test_a_build_whose_windows_are_all_cached_never_loads_the_model(tmp_path: Path) -> None:
+    from citewise.config import Settings
+    from citewise.kb import KnowledgeBase, Library
+    from citewise.models import Section
+
+    body = " ".join(f"Sentence {n} says how the port and the host are set." for n in range(90))
+    documents = {
+        f"doc{d}": [Section(f"doc{d}", f"Doc {d}", (f"Doc {d}",), 1, "", f"doc{d}", "", body)]
+        for d in range(3)
+    }
+    query = MiniLMEmbedder().embed_query("which port does the server use")
+
+    def build(store: str) -> tuple[MiniLMEmbedder, list[tuple[str, float]]]:
+        settings = Settings(home=tmp_path / "home").with_overrides(
+            store_url=f"sqlite:///{tmp_path / store}"
+        )
+        library = Library(settings)
+        try:
+            embedder = library.embedder("minilm")
+            kb = KnowledgeBase("docs", library=library, embedder=embedder)
+            report = kb.add_sections(documents)
+            assert report.windows_embedded > len(documents)  # each body needs several windows
+            inner = embedder.inner  # type: ignore[attr-defined]
+            assert isinstance(inner, MiniLMEmbedder)
+            nearest = [(c.chunk_id, round(s, 6)) for c, s in kb.store.dense(query, 10)]
+            return inner, nearest
+        finally:
+            library.close()
+
+    first, nearest = build("first")
+    assert first._session is not None  # the cache was empty: the model ran
+    second, again = build("second")  # a fresh library and embedder, the same embedding cache
+    assert second is not first and second._session is None
+    assert again == nearest and len(nearest) > 3

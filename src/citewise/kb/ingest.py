@@ -408,8 +408,11 @@ def _parse_slots(home: Path | None) -> ParseSlots:
     """The installation's parse slots (``CITEWISE_PARSE_CONCURRENCY``, default 2): many
     simultaneous uploads, in one process or several on the same home, queue instead of
     each taking a core and memory. Without a home, the bound is per process."""
-    key = home.expanduser().resolve() if home is not None else None
     with _PARSING_LOCK:
+        # Resolved once per home: an ingest asks for every item (a path walk each).
+        key = _RESOLVED.get(home) if home is not None else None
+        if home is not None and key is None:
+            key = _RESOLVED[home] = home.expanduser().resolve()
         slots = _PARSING.get(key)
         if slots is None or slots.count != parse_slot_count():
             folder = key / ".parse-slots" if key is not None else None
@@ -418,6 +421,7 @@ def _parse_slots(home: Path | None) -> ParseSlots:
 
 
 _PARSING: dict[Path | None, ParseSlots] = {}
+_RESOLVED: dict[Path, Path] = {}
 _PARSING_LOCK = threading.Lock()
 
 

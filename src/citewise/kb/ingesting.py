@@ -26,6 +26,7 @@ from citewise.kb.ingest import (
     source_from_bytes,
     upload_items,
 )
+from citewise.memory import release_free_memory
 from citewise.models import Section
 from citewise.parsing.preparsed import ParsedDocument, parse_parsed
 from citewise.sources import SourceFile
@@ -232,6 +233,8 @@ def _ingest(
         op.set(files=report.files, changed=len(report.added) + len(report.updated),
                removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
     report.failures = list(windows.failures) if windows is not None else []
+    # What the ingest allocated is freed now: give it back, not keep the process that size.
+    release_free_memory()
     return report
 
 

@@ -71,6 +71,8 @@ def cjk_grams(text: str | None) -> str:
     """``text`` with every CJK run replaced by its space-separated overlapping bigrams."""
     if not text:
         return ""
+    if text.isascii():  # its own NFKC form, with no CJK: most chunks
+        return text
     normal = unicodedata.normalize("NFKC", text)
     return _CJK_RUN.sub(lambda m: f" {' '.join(_bigrams(m.group()))} ", normal)
 

@@ -62,6 +62,11 @@ _FLAG = re.compile(
     _START + r"(?:--[A-Za-z0-9][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*|-[A-Za-z](?![A-Za-z0-9_\-]))"
 )
 _PATH = re.compile(_START + rf"{_NAME}(?:\.{_NAME})*(?P<call>\(\)?)?")
+# The names of _PATH that can hold a term: an underscore, a dot or a call before the first
+# name ends. Prose is mostly plain words, which this skips inside the regex engine instead
+# of building and discarding a match for each (identifier extraction was a third of a
+# build's time: benchmarks/peers.md).
+_TERM_PATH = re.compile(_START + r"(?=[A-Za-z0-9]*[_.(])" + _PATH.pattern[len(_START) :])
 # What may come before a defining identifier on its line: indentation, heading marks, quote
 # marks, table bars, list bullets and numbers, code backticks, bold or italic marks.
 # Where a line that defines something starts: a table row, list item, heading or quote mark
@@ -105,9 +110,15 @@ def _terms_at(match: re.Match[str]) -> list[tuple[str, bool]]:
 
 
 def _matches(line: str) -> list[tuple[int, int, list[tuple[str, bool]]]]:
-    found = [(m.start(), m.end(), _terms_at(m)) for m in _FLAG.finditer(line)]
-    found += [(m.start(), m.end(), _terms_at(m)) for m in _PATH.finditer(line)]
+    flags = _FLAG.finditer(line) if "-" in line else ()  # every flag starts with a hyphen
+    found = [(m.start(), m.end(), _terms_at(m)) for m in flags]
+    found += [(m.start(), m.end(), _terms_at(m)) for m in _TERM_PATH.finditer(line)]
     return sorted(f for f in found if f[2])
+
+
+def _normalized(text: str) -> str:
+    # ASCII text is its own NFKC form: most chunks skip the normalization.
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
 def _line_terms(line: str) -> list[tuple[int, list[tuple[str, bool]]]]:
@@ -126,7 +137,7 @@ def document_identifiers(text: str, anchor: str = "") -> list[str]:
     out: list[str] = []
     in_code = False
     previous = ""
-    for line in unicodedata.normalize("NFKC", text).splitlines():
+    for line in _normalized(text).splitlines():
         if _FENCE.match(line):
             in_code = not in_code
             continue
@@ -154,7 +165,7 @@ def identifier_text(text: str | None, anchor: str | None = "") -> str:
 def query_identifiers(text: str) -> list[str]:
     """The distinct identifier terms a query names, at most ``MAX_QUERY_IDENTIFIERS``."""
     found: list[str] = []
-    for line in unicodedata.normalize("NFKC", text).splitlines():
+    for line in _normalized(text).splitlines():
         for _, terms in _line_terms(line):
             found += [term for term, _ in terms]
     return list(dict.fromkeys(found))[:MAX_QUERY_IDENTIFIERS]

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote
 
-import numpy as np
-
 from citewise.errors import (
     ConfigurationError,
     KnowledgeBaseError,
@@ -35,6 +33,7 @@ from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates
 from citewise.store.columns import chunk_values
 from citewise.store.dense import DenseIndex, as_windows
 from citewise.store.locking import kb_write_lock
+from citewise.store.sqlite_dense import read_dense
 from citewise.store.sqlite_impact import ImpactCache, ImpactIndex
 from citewise.store.sqlite_keyword import keyword_rows
 from citewise.store.sqlite_schema import (
@@ -386,10 +385,13 @@ class SQLiteStore:
     ) -> None:
         if not vectors:
             return
-        rows = []
-        for chunk_id, v in vectors.items():
-            conn.execute("DELETE FROM vectors WHERE chunk_id = ?", (chunk_id,))
-            rows += [(chunk_id, i, w.tobytes()) for i, w in enumerate(as_windows(v))]
+        # Two statements per document, not one per chunk.
+        conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
+        rows = [
+            (chunk_id, i, w.tobytes())
+            for chunk_id, v in vectors.items()
+            for i, w in enumerate(as_windows(v))
+        ]
         conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
@@ -411,27 +413,9 @@ class SQLiteStore:
             with self._lock:
                 self._dense[kb] = approximate
             return approximate
-        rows = conn.execute(
-            "SELECT c.rid, c.scope, c.page, c.doc_id, v.vector FROM vectors v "
-            "JOIN chunks c ON c.chunk_id = v.chunk_id ORDER BY c.rid, v.window"
-        ).fetchall()
-        if not rows:
+        index = read_dense(conn, gen)
+        if index is None:
             return None
-        all_rids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        # Rows are sorted by rid, so each chunk's windows are one contiguous run.
-        starts = np.flatnonzero(np.r_[True, all_rids[1:] != all_rids[:-1]])
-        firsts = [rows[i] for i in starts]
-        index = DenseIndex(
-            generation=gen,
-            matrix=np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
-                len(rows), -1
-            ),
-            starts=starts,
-            rids=all_rids[starts],
-            scopes=np.array([r[1] for r in firsts], dtype=str),
-            pages=np.array([r[2] for r in firsts], dtype=str),
-            doc_ids=np.array([r[3] for r in firsts], dtype=str),
-        )
         with self._lock:
             self._dense[kb] = index
         return index

@@ -18,121 +18,23 @@ asks first; a write makes a new generation, rebuilt in full on its first keyword
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import sqlite3
 import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
+from citewise.memory import release_free_memory
+from citewise.store.sqlite_impact_matrix import ImpactIndex, build
 from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, GENERATION_KEY
 
 __all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
 
-K1 = 1.2
-B = 0.75
-IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
 MAX_K = 10_000  # three bound parameters a row, under SQLite's 32766
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # chunks_fts's, see sqlite_schema.SCHEMA
-
-
-@dataclass(frozen=True)
-class ImpactIndex:
-    """One generation's postings: row ``terms[t]`` spans ``indptr[t]:indptr[t + 1]``."""
-
-    generation: str
-    terms: dict[str, int]
-    indptr: npt.NDArray[np.int64]
-    positions: npt.NDArray[np.int32]  # into ``rids``
-    impacts: npt.NDArray[np.float64]
-    rids: npt.NDArray[np.int64]
-
-    def top(self, terms: list[str], k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (rid, score) for an OR of single-token terms; ties by rid."""
-        rows = [self.terms[t] for t in terms if t in self.terms]
-        if not rows or k <= 0:
-            return []
-        pos = np.concatenate([self.positions[self.indptr[r] : self.indptr[r + 1]] for r in rows])
-        val = np.concatenate([self.impacts[self.indptr[r] : self.indptr[r + 1]] for r in rows])
-        # bincount adds each chunk's postings in query order, from 0.0, as FTS5 adds its
-        # phrases' scores: the sums are FTS5's bit for bit, not just to rounding.
-        if len(rows) == 1:
-            cand, scores = pos, val
-        elif len(pos) * 8 >= len(self.rids):  # dense enough: one pass over all chunks
-            dense = np.bincount(pos, weights=val, minlength=len(self.rids))
-            cand = np.flatnonzero(dense)
-            scores = dense[cand]
-        else:
-            cand, inverse = np.unique(pos, return_inverse=True)
-            scores = np.bincount(inverse, weights=val, minlength=len(cand))
-        if len(cand) > k:
-            # Keep every chunk tied with the k-th score, so the rid tie-break below is exact.
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            keep = scores >= kth
-            cand, scores = cand[keep], scores[keep]
-        rids = self.rids[cand]
-        order = np.lexsort((rids, -scores))[:k]
-        return [(int(rids[i]), float(scores[i])) for i in order]
-
-
-def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
-    """The impact matrix of ``chunks_fts`` as this connection sees it."""
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.citewise_fts_instance "
-        "USING fts5vocab(main, chunks_fts, instance)"
-    )
-    # The instance table is ordered by term then chunk: count runs without sorting in SQL.
-    cur = conn.execute("SELECT term, doc FROM temp.citewise_fts_instance")
-    term_ids: dict[str, int] = {}
-    t_parts: list[npt.NDArray[np.int32]] = []
-    d_parts: list[npt.NDArray[np.int64]] = []
-    while batch := cur.fetchmany(1 << 16):
-        t_parts.append(
-            np.fromiter(
-                (term_ids.setdefault(t, len(term_ids)) for t, _ in batch),
-                dtype=np.int32,
-                count=len(batch),
-            )
-        )
-        d_parts.append(np.fromiter((d for _, d in batch), dtype=np.int64, count=len(batch)))
-    if not t_parts:
-        empty = np.zeros(0, dtype=np.int64)
-        return ImpactIndex(
-            generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty
-        )
-    term_of = np.concatenate(t_parts)
-    doc_of = np.concatenate(d_parts)
-    rids, doc_pos = np.unique(doc_of, return_inverse=True)
-    lengths = np.bincount(doc_pos, minlength=len(rids)).astype(np.float64)
-    # Postings: one per distinct (term, chunk), its count the term's frequency in the chunk.
-    key = term_of.astype(np.int64) * len(rids) + doc_pos
-    keys, freq = np.unique(key, return_counts=True)
-    p_term = keys // len(rids)
-    p_pos = (keys % len(rids)).astype(np.int32)
-    n_rows = _row_count(conn, len(rids))
-    avgdl = float(lengths.sum()) / n_rows
-    df = np.bincount(p_term, minlength=len(term_ids)).astype(np.float64)
-    # The C library's log, as FTS5's (numpy's vectorised log may differ in the last bit).
-    ratio = (n_rows - df + 0.5) / (df + 0.5)
-    idf = np.fromiter((math.log(r) if r > 0 else 0.0 for r in ratio), np.float64, len(ratio))
-    idf[idf <= 0.0] = IDF_FLOOR
-    tf = freq.astype(np.float64)
-    # The same expression, in the same order, as fts5Bm25Function.
-    impacts = idf[p_term] * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[p_pos] / avgdl)))
-    indptr = np.zeros(len(term_ids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(p_term, minlength=len(term_ids)), out=indptr[1:])
-    return ImpactIndex(generation, term_ids, indptr, p_pos, impacts, rids)
-
-
-def _row_count(conn: sqlite3.Connection, seen: int) -> int:
-    """FTS5's N: the rows of its docsize table (a chunk with no tokens counts, too)."""
-    row = conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()
-    return int(row[0]) if row else seen
 
 
 _ARRAYS = ("indptr", "positions", "impacts", "rids")
@@ -278,6 +180,8 @@ class ImpactCache:
                 self._building.pop(key, None)
                 abandoned = key in self._abandoned
                 self._abandoned.discard(key)
+        # The build's own arrays and rows are freed: give them back (its thread's arena).
+        release_free_memory()
         if built is None or abandoned:
             return
         with self._lock:
