@@ -16,6 +16,7 @@ from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import LATEST
 from tests import pg
+from tests.store.pg_versions import to_version_3
 from tests.store.support import (
     CJK_TEXTS,
     DIM,
@@ -283,6 +284,7 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     want = {q: fresh.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES}
     fresh.close()
     # Back to what citewise wrote before migration 2: no identifier postings, two lengths.
+    to_version_3(pg_url)
     schema = pg_url.split("schema=")[1]
     with psycopg.connect(pg.server_url(), autocommit=True) as conn:
         for statement in (
@@ -298,7 +300,7 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
     assert isinstance(off, PostgresStore)
     try:
-        assert off.migrate() == [2, 3]
+        assert off.migrate() == [2, 3, 4]
     finally:
         off.close()
     store = open_store(pg_url, home=Path("."))
@@ -315,13 +317,14 @@ def test_migration_3_adds_document_metadata_in_place(pg_url: str) -> None:
     first = update("a", ["Alpha text"])
     store.create("kb").apply([first])
     store.close()
+    to_version_3(pg_url)
     schema = pg_url.split("schema=")[1]
     with psycopg.connect(pg.server_url(), autocommit=True) as conn:  # what version 2 wrote
         conn.execute(f'ALTER TABLE "{schema}".documents DROP COLUMN metadata'.encode())
         conn.execute(f'DELETE FROM "{schema}".schema_version WHERE version = 3'.encode())
     store = open_store(pg_url, home=Path("."))  # safe: migrated on first use
     try:
-        assert isinstance(store, PostgresStore) and store.schema_version() == 3 == LATEST
+        assert isinstance(store, PostgresStore) and store.schema_version() == LATEST
         [kept] = store.open("kb").documents()
         assert kept.doc_id == "a" and kept.metadata == ()
         pairs = (("author", "Ada"), ("created", "2024-01-02"))

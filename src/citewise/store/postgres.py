@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -35,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in CI
 
 # After the check above: these modules need psycopg too.
 from citewise.store import postgres_schema as schema
+from citewise.store.postgres_bm25 import top_k
 from citewise.store.postgres_pool import checked_connection, first_line, unavailable
 from citewise.store.postgres_schema import C_COLUMNS, filter_sql, row_to_chunk
 from citewise.store.postgres_terms import bm25_sql, keyword_params
@@ -401,10 +402,27 @@ class PostgresKB:
             if found is None or k <= 0 or info["n_chunks"] == 0:
                 return []
             where, params = filter_sql(filter)
+            if "idents" not in found and found["lo"] == found["hi"]:
+                # Exact terms only: read each term's postings best first (postgres_bm25).
+                terms, index = cast(list[str], found["lo"]), cast(int, found["idx"])
+                top = top_k(conn, info, index, terms, k, where, params)
+                return self._chunks_of(conn, top)
             params |= found | {"kb": info["kb_id"], "k": k}
             query = bm25_sql(where, C_COLUMNS, identifiers="idents" in found)
             rows = conn.execute(query.encode(), params).fetchall()
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
+
+    @staticmethod
+    def _chunks_of(conn: Conn, top: list[tuple[int, float]]) -> list[tuple[Chunk, float]]:
+        """The chunks of ranked (rid, score) pairs, in their order."""
+        if not top:
+            return []
+        rows = conn.execute(
+            f"SELECT c.rid, {C_COLUMNS} FROM chunks c WHERE c.rid = ANY(%s)".encode(),
+            ([rid for rid, _ in top],),
+        ).fetchall()
+        found = {int(r[0]): row_to_chunk(r[1:]) for r in rows}
+        return [(found[rid], score) for rid, score in top]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         with self.store._read() as conn:

@@ -20,6 +20,7 @@ from psycopg import sql
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk, SearchFilter
 from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
+from citewise.store.postgres_bm25 import IMPACT
 from citewise.store.postgres_write import backfill_identifiers
 
 
@@ -88,6 +89,49 @@ MIGRATIONS = (
         3,
         True,
         ("ALTER TABLE documents ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'",),
+    ),
+    # BM25 without scoring every posting of a frequent term (postgres_bm25.py): each term's
+    # document frequency, kept by statement triggers on postings (so older processes' writes
+    # keep it current too: safe), and the postings of each term ordered by impact. On a large
+    # store the backfill and the index take minutes (about as long as the postings' primary
+    # key took to build); reads go on meanwhile, writes wait.
+    Migration(
+        4,
+        True,
+        (
+            """CREATE TABLE term_stats (
+                kb_id bigint NOT NULL, idx smallint NOT NULL, term text COLLATE "C" NOT NULL,
+                df bigint NOT NULL, PRIMARY KEY (kb_id, idx, term))""",
+            # SET search_path FROM CURRENT: the store's schema, whatever the writer's path.
+            """CREATE FUNCTION term_stats_added() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$ BEGIN
+                INSERT INTO term_stats AS s (kb_id, idx, term, df)
+                SELECT kb_id, idx, term, count(*) FROM added GROUP BY kb_id, idx, term
+                ON CONFLICT (kb_id, idx, term) DO UPDATE SET df = s.df + excluded.df;
+                RETURN NULL;
+            END $$""",
+            """CREATE FUNCTION term_stats_removed() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$ BEGIN
+                UPDATE term_stats s SET df = s.df - g.n FROM (
+                    SELECT kb_id, idx, term, count(*) AS n FROM removed
+                    GROUP BY kb_id, idx, term) g
+                WHERE s.kb_id = g.kb_id AND s.idx = g.idx AND s.term = g.term;
+                DELETE FROM term_stats s USING (SELECT DISTINCT kb_id, idx, term FROM removed) g
+                WHERE s.kb_id = g.kb_id AND s.idx = g.idx AND s.term = g.term AND s.df <= 0;
+                RETURN NULL;
+            END $$""",
+            """CREATE TRIGGER postings_added AFTER INSERT ON postings
+            REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+            EXECUTE FUNCTION term_stats_added()""",
+            """CREATE TRIGGER postings_removed AFTER DELETE ON postings
+            REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
+            EXECUTE FUNCTION term_stats_removed()""",
+            # After the triggers, in the same transaction (they lock out writers until commit).
+            """INSERT INTO term_stats (kb_id, idx, term, df)
+            SELECT kb_id, idx, term, count(*) FROM postings GROUP BY kb_id, idx, term""",
+            f"CREATE INDEX postings_impact ON postings (kb_id, idx, term, {IMPACT} DESC) "
+            "INCLUDE (rid)",
+        ),
     ),
 )
 LATEST = MIGRATIONS[-1].version
