@@ -115,6 +115,25 @@ def test_hnsw_above_the_threshold_finds_what_exact_search_finds(pg_url: str) -> 
         approx.close()
 
 
+def test_the_url_shapes_the_hnsw_build(pg_url: str) -> None:
+    url = pg_url + "&hnsw_threshold=20&hnsw_m=8&ef_construction=40&build_workers=0"
+    store = open_store(url, home=Path("."))
+    try:
+        store.create("kb").apply([update(f"d{d}", [f"doc {d} part {i}" for i in range(6)])
+                                  for d in range(2)])  # fmt: skip
+        assert _hnsw_indexes(pg_url) == ["windows_hnsw_1"]
+        schema = pg_url.split("schema=")[1].split("&")[0]
+        with psycopg.connect(pg.server_url()) as conn:
+            row = conn.execute(
+                "SELECT c.reloptions FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
+                (schema, "windows_hnsw_1"),
+            ).fetchone()
+        assert row is not None and sorted(row[0]) == ["ef_construction=40", "m=8"]
+    finally:
+        store.close()
+
+
 def _hnsw_indexes(url: str) -> list[str]:
     schema = url.split("schema=")[1].split("&")[0]
     with psycopg.connect(pg.server_url()) as conn:
@@ -161,6 +180,11 @@ def test_the_schema_is_versioned_and_migrated_on_first_use(pg_url: str) -> None:
         "hnsw_threshold=0",
         "build_memory=1TB",
         "build_memory=1GB';--",
+        "build_workers=-1",
+        "build_workers=two",
+        "hnsw_m=1",
+        "hnsw_m=16&ef_construction=20",
+        "ef_construction=2000",
     ],  # fmt: skip
 )
 def test_bad_url_options_are_refused_without_echoing_the_url(query: str) -> None:

@@ -304,7 +304,10 @@ class PostgresStore:
                 return
             try:
                 name = f"windows_hnsw_{info['kb_id']}"
-                build_hnsw(conn, info["kb_id"], info["dim"], name, self.options.build_memory)
+                o = self.options
+                build_hnsw(conn, info["kb_id"], info["dim"], name, memory=o.build_memory,
+                           workers=o.build_workers, m=o.hnsw_m,
+                           ef_construction=o.ef_construction)  # fmt: skip
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 

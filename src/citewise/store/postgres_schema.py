@@ -149,9 +149,17 @@ class Options:
     # maintenance_work_mem of an HNSW build: the graph should fit (about 2 kB per 384-dim
     # window), or the build slows several-fold once it spills.
     build_memory: str
+    # An HNSW build's parallel workers (max_parallel_maintenance_workers; None: the server's)
+    # and the graph's shape (pgvector's m and ef_construction: more, better recall, slower).
+    build_workers: int | None = None
+    hnsw_m: int = 16
+    ef_construction: int = 64
 
 
-_OPTIONS = {"schema", "hnsw_threshold", "ef_search", "auto_migrate", "build_memory"}
+_OPTIONS = {
+    "schema", "hnsw_threshold", "ef_search", "auto_migrate", "build_memory", "build_workers",
+    "hnsw_m", "ef_construction",
+}  # fmt: skip
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -159,7 +167,8 @@ _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 def parse_url(url: str) -> Options:
     """``postgresql://user:pass@host/db?schema=…&hnsw_threshold=…&ef_search=…&build_memory=…``.
 
-    ``auto_migrate=false``: never change the schema on first use.
+    ``auto_migrate=false``: never change the schema on first use. ``build_workers``,
+    ``hnsw_m`` and ``ef_construction`` shape HNSW builds (indexes built before keep theirs).
 
     Other query parameters go to libpq (``sslmode``, …). Errors never echo the URL: it may
     carry a password.
@@ -185,8 +194,23 @@ def parse_url(url: str) -> Options:
     memory = ours.get("build_memory", "512MB")
     if not _MEMORY.fullmatch(memory):
         raise ConfigurationError(f"store URL: build_memory is like 512MB or 2GB, not {memory!r}")
+    try:
+        workers = int(ours["build_workers"]) if "build_workers" in ours else None
+        m = int(ours.get("hnsw_m", "16"))
+        ef_construction = int(ours.get("ef_construction", "64"))
+    except ValueError:
+        raise ConfigurationError(
+            "store URL: build_workers, hnsw_m and ef_construction are integers"
+        ) from None
+    if workers is not None and not 0 <= workers <= 64:
+        raise ConfigurationError("store URL: build_workers is 0-64")
+    # pgvector's own limits: m 2-100, ef_construction 4-1000 and at least 2 m.
+    if not 2 <= m <= 100 or not max(4, 2 * m) <= ef_construction <= 1000:
+        raise ConfigurationError("store URL: hnsw_m 2-100, ef_construction 2*hnsw_m to 1000")
     conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-    return Options(conninfo, schema, threshold, ef_search, auto, memory)
+    return Options(
+        conninfo, schema, threshold, ef_search, auto, memory, workers, m, ef_construction
+    )
 
 
 def lock_key(*parts: str) -> int:
