@@ -49,7 +49,8 @@ from citewise.store.postgres_schema import C_COLUMNS, filter_sql
 from citewise.store.postgres_terms import bm25_sql, keyword_params
 
 KB = "synthetic"
-CORPUS = Path(__file__).resolve().parents[2] / "shared/data/scifact/corpus.jsonl"
+# The shared data beside the project (../shared/data), as the other benchmarks read it.
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared/data/scifact/corpus.jsonl"
 
 
 def _with(url: str, **options: object) -> str:
@@ -70,7 +71,7 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - started
 
 
-def _ingest(store: PostgresStore, n: int, seed: int) -> float | None:
+def _ingest(store: PostgresStore, n: int, seed: int, corpus: Path) -> float | None:
     """Write the corpus unless a finished one is there; its seconds (None: reused)."""
     done = f"{n}:{seed}"
     if store.exists(KB) and store.open(KB).meta().get("bench_windows") == done:
@@ -78,7 +79,7 @@ def _ingest(store: PostgresStore, n: int, seed: int) -> float | None:
     if store.exists(KB):
         store.drop(KB)
     kb = store.create(KB)
-    words, p = vocabulary(CORPUS)
+    words, p = vocabulary(corpus)
     started = time.perf_counter()
     for i, updates in enumerate(_batches(n, words, p, seed)):
         kb.apply(updates)
@@ -164,10 +165,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     assert isinstance(store, PostgresStore)
     out: dict[str, Any] = {"windows": n, "queries": args.queries}
     try:
-        seconds = _ingest(store, n, seed)
+        seconds = _ingest(store, n, seed, args.corpus)
         if seconds is not None:
             out["ingest_windows_per_second"] = round(n / seconds)
-        words, p = vocabulary(CORPUS)
+        words, p = vocabulary(args.corpus)
         rng = np.random.default_rng([seed, 7])
         texts = [" ".join(rng.choice(words, size=3, p=p)) for _ in range(args.queries)]
         kb = store.open(KB)
@@ -237,6 +238,7 @@ def main() -> None:
     parser.add_argument("--ef-construction", type=int, default=64)
     parser.add_argument("--build-memory", default="2GB")
     parser.add_argument("--build-workers", type=int, default=1)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--output", type=Path, default=Path("benchmarks/postgres-1m.json"))
     args = parser.parse_args()
     result = run(args)

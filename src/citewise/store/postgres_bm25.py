@@ -70,28 +70,40 @@ def rest_bound(x: float, avgdl: float) -> float:
 # impact of the last.
 _ROUND = f"""
 WITH q AS (
-    SELECT term, n, w, i FROM unnest(%(terms)s::text[], %(n)s::int[], %(idf)s::float8[])
-        WITH ORDINALITY AS q(term, n, w, i)
+    SELECT term, n, w, partial, i
+    FROM unnest(%(terms)s::text[], %(n)s::int[], %(idf)s::float8[], %(partial)s::bool[])
+        WITH ORDINALITY AS q(term, n, w, partial, i)
 ), seen AS MATERIALIZED (
-    SELECT q.i, p.sub, p.rid, p.imp FROM q CROSS JOIN LATERAL (
-        (SELECT 0 AS sub, rid, {IMPACT} AS imp FROM postings
+    SELECT q.i, p.sub, p.rid, p.imp, p.tf, p.dl FROM q CROSS JOIN LATERAL (
+        (SELECT 0 AS sub, rid, {IMPACT} AS imp, tf, dl FROM postings
          WHERE kb_id = %(kb)s AND idx = %(idx)s AND term = q.term
          ORDER BY {IMPACT} DESC LIMIT q.n)
         UNION ALL
-        (SELECT 1, rid, {IMPACT} FROM postings
+        (SELECT 1, rid, {IMPACT}, tf, dl FROM postings
          WHERE kb_id = %(kb)s AND idx = {BOTH} AND term = q.term
          ORDER BY {IMPACT} DESC LIMIT q.n)) p
 ), cand AS MATERIALIZED (
     SELECT DISTINCT s.rid FROM seen s {{join}}
+), hits AS (
+    -- A list read whole holds every posting of its term: its part of each score is here.
+    SELECT s.i, s.rid, s.tf::float8 AS tf, s.dl::float8 AS dl FROM seen s JOIN q ON q.i = s.i
+    WHERE NOT q.partial AND s.rid IN (SELECT rid FROM cand)
+    UNION ALL
+    -- A list read in part: each candidate's posting looked up by its primary key.
+    SELECT q.i, cand.rid, h.tf::float8, h.dl::float8
+    FROM q CROSS JOIN cand CROSS JOIN LATERAL (
+        (SELECT tf, dl FROM postings
+         WHERE kb_id = %(kb)s AND idx = %(idx)s AND term = q.term AND rid = cand.rid)
+        UNION ALL
+        (SELECT tf, dl FROM postings
+         WHERE kb_id = %(kb)s AND idx = {BOTH} AND term = q.term AND rid = cand.rid)) h
+    WHERE q.partial
 ), scored AS (
     -- Summed in phrase order: chunks with the same terms tie exactly (then rid decides).
-    SELECT cand.rid, sum(q.w * h.tf * ({K1} + 1)
+    SELECT h.rid, sum(q.w * h.tf * ({K1} + 1)
         / (h.tf + {K1} * (1 - {B} + {B} * h.dl / %(avgdl)s::float8)) ORDER BY q.i) AS score
-    FROM cand CROSS JOIN q CROSS JOIN LATERAL (
-        SELECT tf::float8 AS tf, dl::float8 AS dl FROM postings
-        WHERE kb_id = %(kb)s AND idx IN (%(idx)s, {BOTH}) AND term = q.term
-        AND rid = cand.rid) h
-    GROUP BY cand.rid
+    FROM hits h JOIN q ON q.i = h.i
+    GROUP BY h.rid
 )
 SELECT 0, NULL::bigint, rid, score FROM (
     SELECT rid, score FROM scored ORDER BY score DESC, rid LIMIT %(k)s) t
@@ -133,6 +145,7 @@ def top_k(
     while True:
         params = filter_params | {
             "terms": phrases, "n": limits, "idf": weights, "kb": info["kb_id"],
+            "partial": [limit < df[t] for t, limit in zip(phrases, limits, strict=True)],
             "idx": index, "avgdl": avgdl, "k": k,
         }  # fmt: skip
         top: list[tuple[int, float]] = []
