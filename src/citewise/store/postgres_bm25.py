@@ -36,9 +36,9 @@ _C = K1 * (1 - B)
 _KR = K1 * B / REF_AVGDL
 IMPACT = "(tf::float8 / (tf::float8 + 0.3 + 0.009 * dl::float8))"
 # A list this short is read whole at once; a longer one from FIRST postings, growing GROWTH×.
-WHOLE = 4096
-FIRST = 1024
-GROWTH = 8
+WHOLE = 2048
+FIRST = 256
+GROWTH = 4
 # Relative slack on the bounds: float rounding must never make one fall below a true score.
 _SLACK = 1e-9
 
