@@ -44,6 +44,7 @@ def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bm25, "WHOLE", 3)
     monkeypatch.setattr(bm25, "FIRST", 2)
     monkeypatch.setattr(bm25, "GROWTH", 2)
+    monkeypatch.setattr(bm25, "LOOKUP", 0)  # never give way to full scoring
 
 
 def _text(rng: random.Random) -> str:
@@ -105,6 +106,20 @@ def test_scores_equal_full_scoring_before_and_after_adds_and_removals(
     _assert_same(store, rng)
     kb.apply([update("a1", ["w0 " * 200])], removed_doc_ids=["a2", "a4"])
     _assert_same(store, rng)
+
+
+@pytest.mark.usefixtures("small_lists")
+def test_a_round_costlier_than_full_scoring_gives_way_to_it(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bm25, "LOOKUP", 1)  # some queries go one way, some the other
+    rng = random.Random(9)
+    store.create("kb").apply(_corpus(rng, "a", 40))
+    rounds: list[str] = []
+    real = bm25.round_sql
+    monkeypatch.setattr(bm25, "round_sql", lambda where: rounds.append(where) or real(where))
+    _assert_same(store, rng)
+    assert rounds  # some went best first
 
 
 def test_the_lists_are_read_in_rounds_not_whole(

@@ -389,7 +389,8 @@ class PostgresKB:
                 # Exact terms only: read each term's postings best first (postgres_bm25).
                 terms, index = cast(list[str], found["lo"]), cast(int, found["idx"])
                 top = top_k(conn, info, index, terms, k, where, params)
-                return self._chunks_of(conn, top)
+                if top is not None:
+                    return self._chunks_of(conn, top)
             params |= found | {"kb": info["kb_id"], "k": k}
             query = bm25_sql(where, C_COLUMNS, identifiers="idents" in found)
             rows = conn.execute(query.encode(), params).fetchall()

@@ -39,6 +39,10 @@ IMPACT = "(tf::float8 / (tf::float8 + 0.3 + 0.009 * dl::float8))"
 WHOLE = 2048
 FIRST = 256
 GROWTH = 4
+# A candidate's lookup in a list read in part costs about this many postings read in order
+# (measured at 100k windows): a round whose reads and lookups would cost more than scoring
+# every posting gives way to that (top_k returns None).
+LOOKUP = 4
 # Relative slack on the bounds: float rounding must never make one fall below a true score.
 _SLACK = 1e-9
 
@@ -126,9 +130,10 @@ def top_k(
     k: int,
     where: str,
     filter_params: dict[str, Any],
-) -> list[tuple[int, float]]:
+) -> list[tuple[int, float]] | None:
     """The top ``k`` (rid, score) for exact ``terms`` (one per phrase, repeats counted) of
-    ``index``; ``info`` is the knowledge base's row, read in the caller's snapshot."""
+    ``index``; ``info`` is the knowledge base's row, read in the caller's snapshot. None:
+    reading best first would cost more than scoring every posting (the caller does that)."""
     n = float(info["n_chunks"])
     avgdl = float(info["tokens"][index]) / max(n, 1.0)
     rows = conn.execute(
@@ -142,10 +147,14 @@ def top_k(
         return []
     weights = [idf(n, df[t]) for t in phrases]
     limits = [df[t] if df[t] <= WHOLE else FIRST for t in phrases]
+    everything = sum(df[t] for t in phrases)
     while True:
+        partial = [limit < df[t] for t, limit in zip(phrases, limits, strict=True)]
+        if sum(limits) * (1 + LOOKUP * sum(partial)) > everything and any(partial):
+            return None
         params = filter_params | {
             "terms": phrases, "n": limits, "idf": weights, "kb": info["kb_id"],
-            "partial": [limit < df[t] for t, limit in zip(phrases, limits, strict=True)],
+            "partial": partial,
             "idx": index, "avgdl": avgdl, "k": k,
         }  # fmt: skip
         top: list[tuple[int, float]] = []
