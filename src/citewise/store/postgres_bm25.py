@@ -12,7 +12,9 @@ the same scores:
 - every chunk seen in a prefix is scored exactly (its other terms are looked up by key), and
   a chunk in no prefix scores at most the sum of each list's bound for its unread postings
   (:func:`rest_bound`). Once that sum is below the k-th exact score the top k is final;
-  until then the prefixes grow. A list read to its end bounds nothing.
+  until then the prefixes grow. A list read to its end bounds nothing. A round that would
+  cost more than scoring every posting (frequent terms only, whose top k needs deep reads)
+  gives way to that: the caller runs ``postgres_terms.BM25_SQL``.
 
 Queries with prefix phrases (a lone CJK character) or identifiers keep the full scoring.
 """
