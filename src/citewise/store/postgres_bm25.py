@@ -14,7 +14,8 @@ the same scores:
   (:func:`rest_bound`). Once that sum is below the k-th exact score the top k is final;
   until then the prefixes grow. A list read to its end bounds nothing. A round that would
   cost more than scoring every posting (frequent terms only, whose top k needs deep reads)
-  gives way to that: the caller runs ``postgres_terms.BM25_SQL``.
+  gives way to that (the caller runs ``postgres_terms.BM25_SQL``), and so does a query whose
+  lists are all short enough to read whole.
 
 Queries with prefix phrases (a lone CJK character) or identifiers keep the full scoring.
 """
@@ -152,7 +153,8 @@ def top_k(
     everything = sum(df[t] for t in phrases)
     while True:
         partial = [limit < df[t] for t, limit in zip(phrases, limits, strict=True)]
-        if sum(limits) * (1 + LOOKUP * sum(partial)) > everything and any(partial):
+        # Every list read whole is full scoring's work in more statements: leave it to that.
+        if not any(partial) or sum(limits) * (1 + LOOKUP * sum(partial)) > everything:
             return None
         params = filter_params | {
             "terms": phrases, "n": limits, "idf": weights, "kb": info["kb_id"],
