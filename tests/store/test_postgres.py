@@ -16,6 +16,7 @@ from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import LATEST
 from tests import pg
+from tests.store.pg_versions import to_version_3
 from tests.store.support import (
     CJK_TEXTS,
     DIM,
@@ -114,6 +115,25 @@ def test_hnsw_above_the_threshold_finds_what_exact_search_finds(pg_url: str) -> 
         approx.close()
 
 
+def test_the_url_shapes_the_hnsw_build(pg_url: str) -> None:
+    url = pg_url + "&hnsw_threshold=20&hnsw_m=8&ef_construction=40&build_workers=0"
+    store = open_store(url, home=Path("."))
+    try:
+        store.create("kb").apply([update(f"d{d}", [f"doc {d} part {i}" for i in range(6)])
+                                  for d in range(2)])  # fmt: skip
+        assert _hnsw_indexes(pg_url) == ["windows_hnsw_1"]
+        schema = pg_url.split("schema=")[1].split("&")[0]
+        with psycopg.connect(pg.server_url()) as conn:
+            row = conn.execute(
+                "SELECT c.reloptions FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
+                (schema, "windows_hnsw_1"),
+            ).fetchone()
+        assert row is not None and sorted(row[0]) == ["ef_construction=40", "m=8"]
+    finally:
+        store.close()
+
+
 def _hnsw_indexes(url: str) -> list[str]:
     schema = url.split("schema=")[1].split("&")[0]
     with psycopg.connect(pg.server_url()) as conn:
@@ -160,6 +180,11 @@ def test_the_schema_is_versioned_and_migrated_on_first_use(pg_url: str) -> None:
         "hnsw_threshold=0",
         "build_memory=1TB",
         "build_memory=1GB';--",
+        "build_workers=-1",
+        "build_workers=two",
+        "hnsw_m=1",
+        "hnsw_m=16&ef_construction=20",
+        "ef_construction=2000",
     ],  # fmt: skip
 )
 def test_bad_url_options_are_refused_without_echoing_the_url(query: str) -> None:
@@ -283,6 +308,7 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     want = {q: fresh.open("kb").keyword(q, 10) for q in IDENTIFIER_QUERIES}
     fresh.close()
     # Back to what citewise wrote before migration 2: no identifier postings, two lengths.
+    to_version_3(pg_url)
     schema = pg_url.split("schema=")[1]
     with psycopg.connect(pg.server_url(), autocommit=True) as conn:
         for statement in (
@@ -298,7 +324,7 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
     assert isinstance(off, PostgresStore)
     try:
-        assert off.migrate() == [2, 3]
+        assert off.migrate() == [2, 3, 4]
     finally:
         off.close()
     store = open_store(pg_url, home=Path("."))
@@ -315,13 +341,14 @@ def test_migration_3_adds_document_metadata_in_place(pg_url: str) -> None:
     first = update("a", ["Alpha text"])
     store.create("kb").apply([first])
     store.close()
+    to_version_3(pg_url)
     schema = pg_url.split("schema=")[1]
     with psycopg.connect(pg.server_url(), autocommit=True) as conn:  # what version 2 wrote
         conn.execute(f'ALTER TABLE "{schema}".documents DROP COLUMN metadata'.encode())
         conn.execute(f'DELETE FROM "{schema}".schema_version WHERE version = 3'.encode())
     store = open_store(pg_url, home=Path("."))  # safe: migrated on first use
     try:
-        assert isinstance(store, PostgresStore) and store.schema_version() == 3 == LATEST
+        assert isinstance(store, PostgresStore) and store.schema_version() == LATEST
         [kept] = store.open("kb").documents()
         assert kept.doc_id == "a" and kept.metadata == ()
         pairs = (("author", "Ada"), ("created", "2024-01-02"))

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -34,7 +34,9 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in CI
     raise MissingExtraError(exc.name or "psycopg", "postgres", "The PostgreSQL store") from None
 
 # After the check above: these modules need psycopg too.
+from citewise.store import postgres_queries as queries
 from citewise.store import postgres_schema as schema
+from citewise.store.postgres_bm25 import top_k
 from citewise.store.postgres_pool import checked_connection, first_line, unavailable
 from citewise.store.postgres_schema import C_COLUMNS, filter_sql, row_to_chunk
 from citewise.store.postgres_terms import bm25_sql, keyword_params
@@ -303,7 +305,10 @@ class PostgresStore:
                 return
             try:
                 name = f"windows_hnsw_{info['kb_id']}"
-                build_hnsw(conn, info["kb_id"], info["dim"], name, self.options.build_memory)
+                o = self.options
+                build_hnsw(conn, info["kb_id"], info["dim"], name, memory=o.build_memory,
+                           workers=o.build_workers, m=o.hnsw_m,
+                           ef_construction=o.ef_construction)  # fmt: skip
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
@@ -354,16 +359,7 @@ class PostgresKB:
                 return self._approximate(conn, info, where, params)
             # Exact: every window of the knowledge base; a chunk scores as its best window.
             # Vectors are unit length, so the inner product is the cosine.
-            join = "" if where == "true" else "JOIN chunks c ON c.rid = w.rid"
-            rows = conn.execute(
-                f"""WITH best AS MATERIALIZED (
-                    SELECT w.rid, max(-(w.embedding <#> %(q)s)) AS score FROM windows w {join}
-                    WHERE w.kb_id = %(kb)s AND {where}
-                    GROUP BY w.rid ORDER BY score DESC, w.rid LIMIT %(k)s)
-                SELECT best.score, {C_COLUMNS} FROM best JOIN chunks c ON c.rid = best.rid
-                ORDER BY best.score DESC, best.rid""".encode(),
-                params,
-            ).fetchall()
+            rows = conn.execute(queries.exact_dense(where).encode(), params).fetchall()
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
 
     def _approximate(
@@ -371,25 +367,13 @@ class PostgresKB:
     ) -> list[tuple[Chunk, float]]:
         # The partial HNSW index matches only this exact expression and a literal kb_id.
         dim, kb_id = int(info["hnsw_dim"]), int(info["kb_id"])
-        join = "" if where == "true" else "JOIN chunks c ON c.rid = w.rid"
         params["n"] = max(4 * params["k"], 40)
         with conn.transaction():
             conn.execute(f"SET LOCAL hnsw.ef_search = {self.store.options.ef_search}".encode())
             # Keep scanning the graph until enough windows pass the filter.
             conn.execute(b"SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = conn.execute(
-                f"""WITH near AS MATERIALIZED (
-                    SELECT w.rid, w.embedding::vector({dim}) <=> %(q)s::vector({dim}) AS d
-                    FROM windows w {join}
-                    WHERE w.kb_id = {kb_id} AND {where}
-                    ORDER BY d LIMIT %(n)s
-                ), best AS (
-                    SELECT rid, max(1 - d) AS score FROM near
-                    GROUP BY rid ORDER BY score DESC, rid LIMIT %(k)s)
-                SELECT best.score, {C_COLUMNS} FROM best JOIN chunks c ON c.rid = best.rid
-                ORDER BY best.score DESC, best.rid""".encode(),
-                params,
-            ).fetchall()
+            query = queries.approximate_dense(where, dim, kb_id)
+            rows = conn.execute(query.encode(), params).fetchall()
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
 
     def keyword(
@@ -401,10 +385,28 @@ class PostgresKB:
             if found is None or k <= 0 or info["n_chunks"] == 0:
                 return []
             where, params = filter_sql(filter)
+            if "idents" not in found and found["lo"] == found["hi"]:
+                # Exact terms only: read each term's postings best first (postgres_bm25).
+                terms, index = cast(list[str], found["lo"]), cast(int, found["idx"])
+                top = top_k(conn, info, index, terms, k, where, params)
+                if top is not None:
+                    return self._chunks_of(conn, top)
             params |= found | {"kb": info["kb_id"], "k": k}
             query = bm25_sql(where, C_COLUMNS, identifiers="idents" in found)
             rows = conn.execute(query.encode(), params).fetchall()
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
+
+    @staticmethod
+    def _chunks_of(conn: Conn, top: list[tuple[int, float]]) -> list[tuple[Chunk, float]]:
+        """The chunks of ranked (rid, score) pairs, in their order."""
+        if not top:
+            return []
+        rows = conn.execute(
+            f"SELECT c.rid, {C_COLUMNS} FROM chunks c WHERE c.rid = ANY(%s)".encode(),
+            ([rid for rid, _ in top],),
+        ).fetchall()
+        found = {int(r[0]): row_to_chunk(r[1:]) for r in rows}
+        return [(found[rid], score) for rid, score in top]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         with self.store._read() as conn:
@@ -421,17 +423,7 @@ class PostgresKB:
         with self.store._read() as conn:
             kb_id = self.store._kb_row(conn, self.name)["kb_id"]
             rows = conn.execute(
-                f"""WITH me AS (
-                    SELECT doc_id, position FROM chunks WHERE kb_id = %(kb)s AND chunk_id = %(id)s)
-                SELECT * FROM (
-                    (SELECT {C_COLUMNS} FROM chunks c, me WHERE c.kb_id = %(kb)s
-                     AND c.doc_id = me.doc_id AND c.position < me.position
-                     ORDER BY c.position DESC LIMIT %(n)s)
-                    UNION ALL
-                    (SELECT {C_COLUMNS} FROM chunks c, me WHERE c.kb_id = %(kb)s
-                     AND c.doc_id = me.doc_id AND c.position >= me.position
-                     ORDER BY c.position LIMIT %(n1)s)) w
-                ORDER BY position""".encode(),
+                queries.NEIGHBOURS.encode(),
                 {"kb": kb_id, "id": chunk_id, "n": n, "n1": n + 1},
             ).fetchall()
         return [row_to_chunk(r) for r in rows]

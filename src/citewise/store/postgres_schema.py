@@ -20,6 +20,7 @@ from psycopg import sql
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk, SearchFilter
 from citewise.store.columns import CHUNK_FIELDS, chunk_from_values
+from citewise.store.postgres_bm25 import IMPACT
 from citewise.store.postgres_write import backfill_identifiers
 
 
@@ -89,6 +90,49 @@ MIGRATIONS = (
         True,
         ("ALTER TABLE documents ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'",),
     ),
+    # BM25 without scoring every posting of a frequent term (postgres_bm25.py): each term's
+    # document frequency, kept by statement triggers on postings (so older processes' writes
+    # keep it current too: safe), and the postings of each term ordered by impact. On a large
+    # store the backfill and the index take minutes (about as long as the postings' primary
+    # key took to build); reads go on meanwhile, writes wait.
+    Migration(
+        4,
+        True,
+        (
+            """CREATE TABLE term_stats (
+                kb_id bigint NOT NULL, idx smallint NOT NULL, term text COLLATE "C" NOT NULL,
+                df bigint NOT NULL, PRIMARY KEY (kb_id, idx, term))""",
+            # SET search_path FROM CURRENT: the store's schema, whatever the writer's path.
+            """CREATE FUNCTION term_stats_added() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$ BEGIN
+                INSERT INTO term_stats AS s (kb_id, idx, term, df)
+                SELECT kb_id, idx, term, count(*) FROM added GROUP BY kb_id, idx, term
+                ON CONFLICT (kb_id, idx, term) DO UPDATE SET df = s.df + excluded.df;
+                RETURN NULL;
+            END $$""",
+            """CREATE FUNCTION term_stats_removed() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$ BEGIN
+                UPDATE term_stats s SET df = s.df - g.n FROM (
+                    SELECT kb_id, idx, term, count(*) AS n FROM removed
+                    GROUP BY kb_id, idx, term) g
+                WHERE s.kb_id = g.kb_id AND s.idx = g.idx AND s.term = g.term;
+                DELETE FROM term_stats s USING (SELECT DISTINCT kb_id, idx, term FROM removed) g
+                WHERE s.kb_id = g.kb_id AND s.idx = g.idx AND s.term = g.term AND s.df <= 0;
+                RETURN NULL;
+            END $$""",
+            """CREATE TRIGGER postings_added AFTER INSERT ON postings
+            REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+            EXECUTE FUNCTION term_stats_added()""",
+            """CREATE TRIGGER postings_removed AFTER DELETE ON postings
+            REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
+            EXECUTE FUNCTION term_stats_removed()""",
+            # After the triggers, in the same transaction (they lock out writers until commit).
+            """INSERT INTO term_stats (kb_id, idx, term, df)
+            SELECT kb_id, idx, term, count(*) FROM postings GROUP BY kb_id, idx, term""",
+            f"CREATE INDEX postings_impact ON postings (kb_id, idx, term, {IMPACT} DESC) "
+            "INCLUDE (rid)",
+        ),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -105,9 +149,17 @@ class Options:
     # maintenance_work_mem of an HNSW build: the graph should fit (about 2 kB per 384-dim
     # window), or the build slows several-fold once it spills.
     build_memory: str
+    # An HNSW build's parallel workers (max_parallel_maintenance_workers; None: the server's)
+    # and the graph's shape (pgvector's m and ef_construction: more, better recall, slower).
+    build_workers: int | None = None
+    hnsw_m: int = 16
+    ef_construction: int = 64
 
 
-_OPTIONS = {"schema", "hnsw_threshold", "ef_search", "auto_migrate", "build_memory"}
+_OPTIONS = {
+    "schema", "hnsw_threshold", "ef_search", "auto_migrate", "build_memory", "build_workers",
+    "hnsw_m", "ef_construction",
+}  # fmt: skip
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -115,7 +167,8 @@ _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 def parse_url(url: str) -> Options:
     """``postgresql://user:pass@host/db?schema=…&hnsw_threshold=…&ef_search=…&build_memory=…``.
 
-    ``auto_migrate=false``: never change the schema on first use.
+    ``auto_migrate=false``: never change the schema on first use. ``build_workers``,
+    ``hnsw_m`` and ``ef_construction`` shape HNSW builds (indexes built before keep theirs).
 
     Other query parameters go to libpq (``sslmode``, …). Errors never echo the URL: it may
     carry a password.
@@ -141,8 +194,23 @@ def parse_url(url: str) -> Options:
     memory = ours.get("build_memory", "512MB")
     if not _MEMORY.fullmatch(memory):
         raise ConfigurationError(f"store URL: build_memory is like 512MB or 2GB, not {memory!r}")
+    try:
+        workers = int(ours["build_workers"]) if "build_workers" in ours else None
+        m = int(ours.get("hnsw_m", "16"))
+        ef_construction = int(ours.get("ef_construction", "64"))
+    except ValueError:
+        raise ConfigurationError(
+            "store URL: build_workers, hnsw_m and ef_construction are integers"
+        ) from None
+    if workers is not None and not 0 <= workers <= 64:
+        raise ConfigurationError("store URL: build_workers is 0-64")
+    # pgvector's own limits: m 2-100, ef_construction 4-1000 and at least 2 m.
+    if not 2 <= m <= 100 or not max(4, 2 * m) <= ef_construction <= 1000:
+        raise ConfigurationError("store URL: hnsw_m 2-100, ef_construction 2*hnsw_m to 1000")
     conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-    return Options(conninfo, schema, threshold, ef_search, auto, memory)
+    return Options(
+        conninfo, schema, threshold, ef_search, auto, memory, workers, m, ef_construction
+    )
 
 
 def lock_key(*parts: str) -> int:

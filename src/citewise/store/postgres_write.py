@@ -182,7 +182,17 @@ def _subtract(
             delta[i] -= int(value)
 
 
-def build_hnsw(conn: psycopg.Connection[Any], kb_id: int, dim: int, name: str, memory: str) -> None:
+def build_hnsw(
+    conn: psycopg.Connection[Any],
+    kb_id: int,
+    dim: int,
+    name: str,
+    *,
+    memory: str,
+    workers: int | None,
+    m: int,
+    ef_construction: int,
+) -> None:
     """Build knowledge base ``kb_id``'s HNSW index (cosine) on an autocommit connection.
 
     CONCURRENTLY: reads and other knowledge bases' writes go on while it builds. A build
@@ -196,16 +206,22 @@ def build_hnsw(conn: psycopg.Connection[Any], kb_id: int, dim: int, name: str, m
     ).fetchone()
     if invalid and invalid[0]:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(index))
-    conn.execute(f"SET maintenance_work_mem = '{memory}'".encode())  # validated: 512MB, 2GB
+    # Validated by parse_url: a memory like 512MB or 2GB, integers in range.
+    conn.execute(f"SET maintenance_work_mem = '{memory}'".encode())
+    if workers is not None:
+        conn.execute(f"SET max_parallel_maintenance_workers = {workers}".encode())
+    shape = f"m = {int(m)}, ef_construction = {int(ef_construction)}"
     try:
         conn.execute(
             sql.SQL(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON windows USING hnsw "
-                f"((embedding::vector({int(dim)})) vector_cosine_ops) WHERE kb_id = {int(kb_id)}"
+                f"((embedding::vector({int(dim)})) vector_cosine_ops) WITH ({shape}) "
+                f"WHERE kb_id = {int(kb_id)}"
             ).format(index)
         )
     finally:
         conn.execute(b"RESET maintenance_work_mem")
+        conn.execute(b"RESET max_parallel_maintenance_workers")
     # Fresh statistics, so the planner weighs the new index against the real table size.
     conn.execute(b"ANALYZE windows")
     conn.execute("UPDATE kbs SET hnsw_dim = %s WHERE kb_id = %s", (dim, kb_id))

@@ -1,0 +1,257 @@
+"""The PostgreSQL store at 100k and 1M synthetic windows: keyword, dense, hybrid, HNSW build.
+
+Usage (a durable cluster: ``python -m tests.pg start DIR --durable``)::
+
+    flock /work/scratch/heavy.lock python benchmarks/postgres_1m.py URL --windows 100000 \\
+        [--ef 40,100,200,400] [--queries 100] [--hnsw-m 16 --ef-construction 64] \\
+        [--build-memory 2GB --build-workers 1] [--output benchmarks/postgres-1m.json]
+
+The corpus is ``evaluation/synthetic.py``'s (clustered 384-dim unit vectors, 40-120 words per
+chunk with SciFact's word frequencies, one window per chunk), written straight into the store
+(schema ``bench_{windows}``, kept for the next run). Keyword queries are three words drawn
+with the corpus's frequencies (frequent words: the hard case); each is run both ways, main's
+full scoring (``postgres_terms.BM25_SQL``) and the store's search, interleaved, and their
+results compared. Dense recall@10 is against exact search (numpy over the regenerated
+vectors). Hybrid is ``retrieval.hybrid.search`` (dense and keyword concurrently, fusion), its
+query vector handed over by a fixed embedder. The build's peak memory is the peak summed RSS
+of the server's processes while it runs, less theirs before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+
+from citewise.evaluation.synthetic import (
+    BATCH,
+    DIM,
+    SyntheticKB,
+    _batches,
+    _centers,
+    _vectors,
+    query_vectors,
+    vocabulary,
+)  # fmt: skip
+from citewise.retrieval.hybrid import search
+from citewise.store import open_store
+from citewise.store.postgres import PostgresStore
+from citewise.store.postgres_schema import C_COLUMNS, filter_sql
+from citewise.store.postgres_terms import bm25_sql, keyword_params
+
+KB = "synthetic"
+# The shared data beside the project (../shared/data), as the other benchmarks read it.
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared/data/scifact/corpus.jsonl"
+
+
+def _with(url: str, **options: object) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{urlencode({k: str(v) for k, v in options.items()})}"
+
+
+def _ms(latencies: Sequence[float]) -> dict[str, float]:
+    s = sorted(latencies)
+    return {
+        "p50_ms": round(1000 * statistics.median(s), 2),
+        "p95_ms": round(1000 * s[min(len(s) - 1, int(0.95 * len(s)))], 2),
+    }
+
+
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - started
+
+
+def _ingest(store: PostgresStore, n: int, seed: int, corpus: Path) -> float | None:
+    """Write the corpus unless a finished one is there; its seconds (None: reused)."""
+    done = f"{n}:{seed}"
+    if store.exists(KB) and store.open(KB).meta().get("bench_windows") == done:
+        return None
+    if store.exists(KB):
+        store.drop(KB)
+    kb = store.create(KB)
+    words, p = vocabulary(corpus)
+    started = time.perf_counter()
+    for i, updates in enumerate(_batches(n, words, p, seed)):
+        kb.apply(updates)
+        if i % 20 == 0:
+            print(f"  {min(n, (i + 1) * BATCH)} windows", flush=True)
+    kb.apply(meta={"bench_windows": done})
+    return time.perf_counter() - started
+
+
+def _truth(n: int, seed: int, queries: np.ndarray) -> list[list[str]]:
+    centers = _centers(n, seed)
+    scores = np.empty((len(queries), n), dtype=np.float32)
+    for start in range(0, n, BATCH):
+        count = min(BATCH, n - start)
+        scores[:, start : start + count] = queries @ _vectors(start, count, centers, seed).T
+    top = np.argsort(-scores, axis=1)[:, :10]
+    return [[f"s{i}" for i in row] for row in top]
+
+
+def _full_scoring(store: PostgresStore, text: str, k: int) -> list[str]:
+    """Main's keyword path: every posting of every query term scored."""
+    found = keyword_params(text)
+    if found is None:
+        return []
+    with store._read() as conn:
+        info = store._kb_row(conn, KB)
+        where, params = filter_sql(None)
+        params |= found | {"kb": info["kb_id"], "k": k}
+        rows = conn.execute(bm25_sql(where, C_COLUMNS).encode(), params).fetchall()
+    return [r[1] for r in rows]
+
+
+def _server_rss(folder: Path) -> int:
+    """Summed RSS (bytes) of the cluster's processes (the postmaster and its children)."""
+    pid = (folder / "data" / "postmaster.pid").read_text().split()[0]
+    out = subprocess.run(["ps", "-o", "rss=", "--ppid", pid, "-p", pid],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return 1024 * sum(int(x) for x in out.split())
+
+
+def _build(url: str, folder: Path) -> dict[str, Any]:
+    before = _server_rss(folder)
+    peak = [before]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.5):
+            peak[0] = max(peak[0], _server_rss(folder))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    store = open_store(_with(url, hnsw_threshold=1), home=Path("."))
+    try:
+        _, seconds = _timed(store.open(KB).apply)  # crossing the threshold builds
+    finally:
+        store.close()
+        stop.set()
+        sampler.join()
+    return {"seconds": round(seconds, 1), "peak_rss_mb": round((peak[0] - before) / 2**20)}
+
+
+class FixedEmbedder:
+    """Hands the hybrid search the query vector of each query text (synthetic: no model)."""
+
+    model_id, dim, window_chars = "bench-fixed", DIM, 1000
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.vectors[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vectors[text]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    n, seed = args.windows, 0
+    url = _with(args.url, schema=f"bench_{n}", hnsw_threshold=10 * n + 1,
+                build_memory=args.build_memory, build_workers=args.build_workers,
+                hnsw_m=args.hnsw_m, ef_construction=args.ef_construction)  # fmt: skip
+    store = open_store(url, home=Path("."))
+    assert isinstance(store, PostgresStore)
+    out: dict[str, Any] = {"windows": n, "queries": args.queries}
+    try:
+        seconds = _ingest(store, n, seed, args.corpus)
+        if seconds is not None:
+            out["ingest_windows_per_second"] = round(n / seconds)
+        words, p = vocabulary(args.corpus)
+        rng = np.random.default_rng([seed, 7])
+        texts = [" ".join(rng.choice(words, size=3, p=p)) for _ in range(args.queries)]
+        kb = store.open(KB)
+        # Keyword: main's full scoring and the store's, interleaved; the same results?
+        old, new, same = [], [], 0
+        for k in (10, 20) if args.keyword else ():
+            for text in texts:
+                want, t_old = _timed(_full_scoring, store, text, k)
+                got, t_new = _timed(kb.keyword, text, k)
+                old.append(t_old)
+                new.append(t_new)
+                same += [c.chunk_id for c, _ in got] == want
+        out["keyword"] = {} if not old else {
+            "main_full_scoring": _ms(old), "read_best_first": _ms(new),
+            "p50_ratio": round(statistics.median(new) / statistics.median(old), 3),
+            "identical_results": f"{same}/{len(old)}",
+        }  # fmt: skip
+        print("keyword", out["keyword"], flush=True)
+        queries = query_vectors(SyntheticKB(Path("."), n, seed), args.queries)
+        truth = _truth(n, seed, queries)
+        with store._conn() as conn:
+            row = conn.execute("SELECT kb_id, hnsw_dim FROM kbs WHERE name = %s", (KB,)).fetchone()
+            if row and row[1] and args.rebuild:  # another graph shape on the same corpus
+                conn.execute(f"DROP INDEX IF EXISTS windows_hnsw_{int(row[0])}".encode())
+                conn.execute("UPDATE kbs SET hnsw_dim = NULL WHERE kb_id = %s", (row[0],))
+                row = (row[0], None)
+        if not (row and row[1]):
+            out["hnsw_build"] = _build(url, Path(args.cluster))
+            print("build", out["hnsw_build"], flush=True)
+        out["hnsw"] = {}
+        for ef in args.ef:
+            searcher = open_store(_with(url, ef_search=ef), home=Path("."))
+            try:
+                handle = searcher.open(KB)
+                lat, hits = [], 0
+                for q, want in zip(queries, truth, strict=True):
+                    got, t = _timed(handle.dense, q, 10)
+                    lat.append(t)
+                    hits += len({c.chunk_id for c, _ in got} & set(want))
+                out["hnsw"][f"ef_search={ef}"] = {**_ms(lat), "recall@10": hits / (10 * len(lat))}
+                print(ef, out["hnsw"][f"ef_search={ef}"], flush=True)
+                embedder = FixedEmbedder(dict(zip(texts, queries, strict=True)))
+                lat = [_timed(search, handle, embedder, t)[1] for t in texts]
+                out["hnsw"][f"ef_search={ef}"]["hybrid"] = _ms(lat)
+                print("  hybrid", _ms(lat), flush=True)
+            finally:
+                searcher.close()
+        with store._conn() as conn:
+            sizes = conn.execute(
+                "SELECT relname, pg_relation_size(c.oid) FROM pg_class c JOIN pg_namespace s "
+                "ON s.oid = c.relnamespace WHERE s.nspname = %s ORDER BY 2 DESC LIMIT 8",
+                (f"bench_{n}",),
+            ).fetchall()
+        out["relation_mb"] = {name: round(size / 2**20) for name, size in sizes}
+    finally:
+        store.close()
+    out["settings"] = {k: getattr(args, k) for k in
+                       ("hnsw_m", "ef_construction", "build_memory", "build_workers")}  # fmt: skip
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("--cluster", default="/work/scratch/pg30/bench")
+    parser.add_argument("--windows", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--ef", type=lambda s: [int(x) for x in s.split(",")],
+                        default=[40, 100, 200, 400])  # fmt: skip
+    parser.add_argument("--hnsw-m", type=int, default=16)
+    parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--build-memory", default="2GB")
+    parser.add_argument("--build-workers", type=int, default=1)
+    parser.add_argument("--no-keyword", dest="keyword", action="store_false")
+    parser.add_argument("--rebuild", action="store_true", help="drop the HNSW index first")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--output", type=Path, default=Path("benchmarks/postgres-1m.json"))
+    args = parser.parse_args()
+    result = run(args)
+    report = json.loads(args.output.read_text()) if args.output.exists() else {}
+    report[str(args.windows)] = result
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
