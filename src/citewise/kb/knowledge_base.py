@@ -33,7 +33,13 @@ from citewise.kb.metadata_filter import narrowed
 from citewise.kb.request import Resolved
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import check_names, is_synchronous, retrieve, retrieve_sync
+from citewise.retrieval.pipeline import (
+    check_names,
+    is_synchronous,
+    retrieve,
+    retrieve_sync,
+    while_embedding,
+)
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
@@ -247,18 +253,29 @@ class KnowledgeBase:
         replace: bool = False,
         page_form: str | None = None,
         api_dependencies: Sequence[Path] = (),
+        vectors_later: bool = False,
     ) -> IndexReport:
         """Bring the knowledge base in line with a docs folder (see
         :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
         gone from it leave; another folder needs ``replace``; ``rebuild`` re-embeds all, the
-        old index staying until the new one is ready."""
+        old index staying until the new one is ready. ``vectors_later``: written text first
+        (keyword search at once), embedded afterwards by :meth:`complete_vectors`."""
         from citewise.kb import ingesting  # loaded when first used: searches never need it
 
         return ingesting.index_folder(
             self, folder, site_url=site_url, version=version, progress=progress,
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
             replace=replace, page_form=page_form, api_dependencies=api_dependencies,
+            vectors_later=vectors_later,
         )  # fmt: skip
+
+    def complete_vectors(self, on_batch: Callable[[int, int], None] | None = None) -> int:
+        """Embed the chunks stored without vectors (a text-first index, or one an
+        interrupted run left), batch by batch; how many were embedded. Until none is left,
+        searches are keyword-only."""
+        from citewise.kb import ingesting
+
+        return ingesting.complete_vectors(self, on_batch)
 
     def index_url(
         self,
@@ -373,6 +390,8 @@ class KnowledgeBase:
         resolved = request.options
         if not is_synchronous(resolved) or request.store is None:
             return run_sync(self._search(query, resolved, request))
+        # Keywords only while the vectors are being computed: no model loaded for it.
+        resolved = while_embedding(request.store, resolved)
         embedder = self._search_embedder(resolved, request.meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = retrieve_sync(request.store, embedder, query, resolved)
@@ -400,6 +419,7 @@ class KnowledgeBase:
             store, meta = self.store, None
         else:
             store, meta = request.store, request.meta
+        options = while_embedding(store, options)
         embedder = self._search_embedder(options, meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(store, embedder, query, options, model=model)

@@ -58,6 +58,7 @@ def index_release(
     progress: Progress | None = None,
     embedder: str | None = None,
     meta: Mapping[str, str] | None = None,
+    vectors_later: bool = False,
 ) -> ReleaseIndexResult:
     """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
     (default ``{repo}-{release}``), its section URLs those of the published site.
@@ -67,7 +68,8 @@ def index_release(
     segment…). A later run into the same knowledge base reuses those it does not override,
     and one that would cite another site than the knowledge base does without being told to
     is refused: citations are never silently rewritten. ``meta``: more to record (the
-    installed ``package`` it documents).
+    installed ``package`` it documents). ``vectors_later``: written text first, its
+    vectors left to :func:`citewise.kb.ingesting.complete_vectors` (see ``index_folder``).
 
     Raises:
         ConfigurationError: the run would change the knowledge base's site unasked.
@@ -104,6 +106,7 @@ def index_release(
         replace=True,
         page_form=spec.page_form,
         api_dependencies=spec.api_dependencies,
+        vectors_later=vectors_later,
     )
     return ReleaseIndexResult(kb, report, fetched)
 

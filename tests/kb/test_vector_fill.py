@@ -1,0 +1,150 @@
+"""A knowledge base written text first (LGOS 0.12.0): keyword answers before any vector
+exists, the progress of the embedding, hybrid search identical to a normal index once it is
+done; a fill that crashes keeps keyword search and a restart embeds only what is left."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from citewise.config import Settings
+from citewise.embedding.base import Embedder, Vectors
+from citewise.kb import KnowledgeBase, vector_fill
+from citewise.kb.library import Library
+from citewise.kb.multi import KnowledgeBases
+from citewise.models import Hit
+from citewise.store.base import vectors_missing
+from citewise.store.memory import MemoryStore
+from tests.conftest import LGOS, LGOS_SITE, LGOS_VERSION, require
+
+QUERIES = [
+    "How do I configure the server port?",
+    "How do I register a LangGraph graph with the server?",
+    "streaming responses with the OpenAI client",
+]
+
+
+class Gated:
+    """MiniLM itself, each ``embed_documents`` call waiting for ``gate`` (the test's hold
+    on the embedding), counting the texts it embedded; ``fail_on`` makes that call raise."""
+
+    def __init__(self, inner: Embedder, *, fail_on: int | None = None) -> None:
+        self.inner = inner
+        self.model_id, self.dim, self.window_chars = inner.model_id, inner.dim, inner.window_chars
+        self.window_tokens = getattr(inner, "window_tokens")  # noqa: B009
+        self.gate = threading.Event()
+        self.calls = 0
+        self.texts = 0
+        self.fail_on = fail_on
+
+    def token_spans(self, text: str) -> Sequence[tuple[int, int]]:
+        return getattr(self.inner, "token_spans")(text)  # type: ignore[no-any-return]  # noqa: B009
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        assert self.gate.wait(60), "the test never released the embedder"
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("the embedding thread died")
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.inner.embed_query(text)
+
+
+def _text_first(home: Path, embedder: Embedder) -> tuple[KnowledgeBase, int]:
+    kb = KnowledgeBase("lgos", settings=Settings(home=home), embedder=embedder)
+    report = kb.index_folder(
+        require(LGOS / "docs"), site_url=LGOS_SITE, version=LGOS_VERSION, vectors_later=True
+    )
+    return kb, report.vectors_missing
+
+
+def _ids(hits: Sequence[Hit]) -> list[str]:
+    return [hit.chunk.chunk_id for hit in hits]
+
+
+def _wait(state: vector_fill.FillState) -> None:
+    deadline = time.monotonic() + 300
+    while state.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not state.running
+
+
+def test_keyword_answers_before_any_vector_then_hybrid_as_a_normal_index(
+    tmp_path: Path, minilm: Embedder, lgos_kb: KnowledgeBase
+) -> None:
+    held = Gated(minilm)
+    kb, missing = _text_first(tmp_path / "home", held)
+    assert held.calls == 0  # nothing embedded: the index holds only text
+    assert missing == len(kb.store.chunk_ids()) == len(lgos_kb.store.chunk_ids())
+
+    for query in QUERIES:
+        hits = kb.search(query)
+        assert hits and all(hit.rankers == ("keyword",) for hit in hits)
+        assert _ids(hits) == _ids(lgos_kb.search(query, search_type="full_text"))
+
+    state = vector_fill.start(kb)
+    assert state is not None and state.running and (state.done, state.total) == (0, missing)
+    # The status line a routed question shows meanwhile (the library answers as one).
+    kbs = KnowledgeBases(Library(Settings(home=tmp_path / "home")))
+    (card,) = kbs.cards()
+    line = kbs._embedding_status(card)
+    assert line is not None and line.text.endswith(
+        f": 0 of {missing} sections embedded, searching by keywords meanwhile"
+    )
+    assert vector_fill.start(kb) is state  # one fill per knowledge base
+
+    held.gate.set()
+    _wait(state)
+    assert state.error is None and (state.done, state.total) == (missing, missing)
+    assert vectors_missing(kb.store) == 0 and kbs._embedding_status(card) is None
+    for query in QUERIES:
+        hybrid, normal = kb.search(query), lgos_kb.search(query)
+        assert any("dense" in hit.rankers for hit in hybrid)
+        assert _ids(hybrid) == _ids(normal)
+        assert [h.score for h in hybrid] == pytest.approx([h.score for h in normal], rel=1e-3)
+
+
+def test_a_crashed_fill_keeps_keyword_search_and_a_restart_embeds_only_the_rest(
+    tmp_path: Path, minilm: Embedder, lgos_kb: KnowledgeBase
+) -> None:
+    dying = Gated(minilm, fail_on=2)
+    dying.gate.set()
+    kb, missing = _text_first(tmp_path / "home", dying)
+    state = vector_fill.start(kb)
+    assert state is not None
+    _wait(state)
+    assert state.error == "RuntimeError: the embedding thread died"
+    left = vectors_missing(kb.store)
+    assert 0 < left < missing and left == missing - vector_fill.FILL_BATCH_CHUNKS
+    hits = kb.search(QUERIES[0])
+    assert hits and all(hit.rankers == ("keyword",) for hit in hits)
+    assert vector_fill.start(kb) is state  # not retried in this process
+
+    # A restart: another process re-runs the index, which embeds just the chunks left.
+    again = Gated(minilm)
+    again.gate.set()
+    restarted = KnowledgeBase("lgos", settings=Settings(home=tmp_path / "home"), embedder=again)
+    report = restarted.index_folder(
+        require(LGOS / "docs"), site_url=LGOS_SITE, version=LGOS_VERSION
+    )
+    assert report.chunks_embedded == left and len(report.unchanged) == report.files
+    assert vectors_missing(restarted.store) == 0
+    for query in QUERIES:
+        assert _ids(restarted.search(query)) == _ids(lgos_kb.search(query))
+
+
+def test_a_store_that_cannot_hold_text_alone_embeds_first(tmp_path: Path, minilm: Embedder) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "index.md").write_text("# Widgets\n\n## Install\n\nRun pip install widgets.\n")
+    library = Library(Settings(home=tmp_path / "home"), store=MemoryStore())
+    kb = KnowledgeBase("mem", library=library, embedder=minilm)
+    report = kb.index_folder(folder, vectors_later=True)
+    assert report.vectors_missing == 0 and report.chunks_embedded == report.chunks > 0
+    assert any("dense" in hit.rankers for hit in kb.search("install widgets"))
