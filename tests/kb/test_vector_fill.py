@@ -4,7 +4,6 @@ done; a fill that crashes keeps keyword search and a restart embeds only what is
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from citewise.config import Settings
-from citewise.embedding.base import Embedder, Vectors
+from citewise.embedding.base import Embedder
 from citewise.kb import KnowledgeBase, vector_fill
 from citewise.kb.library import Library
 from citewise.kb.multi import KnowledgeBases
@@ -20,40 +19,13 @@ from citewise.models import Hit
 from citewise.store.base import vectors_missing
 from citewise.store.memory import MemoryStore
 from tests.conftest import LGOS, LGOS_SITE, LGOS_VERSION, require
+from tests.kb_support import Gated
 
 QUERIES = [
     "How do I configure the server port?",
     "How do I register a LangGraph graph with the server?",
     "streaming responses with the OpenAI client",
 ]
-
-
-class Gated:
-    """MiniLM itself, each ``embed_documents`` call waiting for ``gate`` (the test's hold
-    on the embedding), counting the texts it embedded; ``fail_on`` makes that call raise."""
-
-    def __init__(self, inner: Embedder, *, fail_on: int | None = None) -> None:
-        self.inner = inner
-        self.model_id, self.dim, self.window_chars = inner.model_id, inner.dim, inner.window_chars
-        self.window_tokens = getattr(inner, "window_tokens")  # noqa: B009
-        self.gate = threading.Event()
-        self.calls = 0
-        self.texts = 0
-        self.fail_on = fail_on
-
-    def token_spans(self, text: str) -> Sequence[tuple[int, int]]:
-        return getattr(self.inner, "token_spans")(text)  # type: ignore[no-any-return]  # noqa: B009
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        assert self.gate.wait(60), "the test never released the embedder"
-        self.calls += 1
-        if self.calls == self.fail_on:
-            raise RuntimeError("the embedding thread died")
-        self.texts += len(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Vectors:
-        return self.inner.embed_query(text)
 
 
 def _text_first(home: Path, embedder: Embedder) -> tuple[KnowledgeBase, int]:
