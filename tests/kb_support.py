@@ -86,3 +86,11 @@ class Gated:
 
     def embed_query(self, text: str) -> Vectors:
         return self.inner.embed_query(text)
+
+
+def register_gated(name: str, gated: Gated) -> None:
+    """Make ``gated`` the embedder registered as ``name`` (a library loading ``name`` gets
+    it): the registry is the seam a plugin embedder uses too."""
+    from citewise.embedding import register_embedder
+
+    register_embedder(name, lambda: gated)

@@ -15,7 +15,7 @@ from citewise.embedding import Embedder
 from citewise.kb import Library
 from citewise.kb.catalog import card_of
 from citewise.sources.environment import installed_packages
-from tests.kb_support import Gated
+from tests.kb_support import Gated, register_gated
 
 from .conftest import LocalSite, versions_json, widget_archive
 from .test_package import dist_info, run_cli
@@ -138,22 +138,14 @@ def test_lazy_records_each_package_and_the_first_question_indexes_it(
     assert answer.hits and site.requests == fetched
 
 
-_HELD: dict[str, Gated] = {}
-
-
-def _held_minilm() -> Gated:
-    return _HELD["embedder"]
-
-
 def test_the_first_question_is_answered_by_keywords_while_the_library_is_embedded(
     tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch, minilm: Embedder
 ) -> None:
-    from citewise.embedding import register_embedder
     from citewise.kb import Done, Status, vector_fill
     from citewise.kb.multi import KnowledgeBases
 
-    held = _HELD["embedder"] = Gated(minilm)
-    register_embedder("held-minilm", _held_minilm)
+    held = Gated(minilm)
+    register_gated("held-minilm", held)
     python, packages = bare_venv(tmp_path / "venv")
     dist_info(packages, "widgets", "1.4.2", "Source, https://github.com/acme/widgets")
     publish(site, "widgets", "1.4.2")

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from citewise.errors import ConfigurationError
+from citewise.kb import vector_fill
 from citewise.kb.config import META_RELEASE_CHOICES, KBConfig
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.kb.knowledge_base import KnowledgeBase, Options
@@ -142,6 +143,9 @@ def _refuse_silent_rewrite(kb: KnowledgeBase, spec: ReleaseSpec, site: str, vers
 class ReleaseIndex:
     """The index of one release, built on first use and then reused (for the server).
 
+    Built text first where the store allows it (:mod:`citewise.kb.vector_fill`): the first
+    search is answered by keywords while a background thread embeds the release.
+
     ``get()`` is thread-safe: concurrent first callers wait for one build. A failed build
     raises its error (a ``SourceError`` naming the cause), keeps nothing, and the next call
     tries again.
@@ -178,13 +182,16 @@ class ReleaseIndex:
             if self._result is None:
                 client = self._client_factory() if self._client_factory else None
                 try:
+                    # Text first: the search that asked is answered by keywords now, the
+                    # vectors are computed in the background (hybrid once done).
                     self._result = index_release(
                         self.spec, self.library, kb_name=self.kb_name, client=client,
-                        limits=self.limits,
+                        limits=self.limits, vectors_later=True,
                     )  # fmt: skip
                 finally:
                     if client is not None:
                         client.close()
+                vector_fill.start(self._result.kb)
             return self._result.kb
 
     def pending(self) -> KnowledgeBase:
