@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from citewise import telemetry
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.kb import KnowledgeBase, vector_fill
@@ -26,6 +27,14 @@ QUERIES = [
     "How do I register a LangGraph graph with the server?",
     "streaming responses with the OpenAI client",
 ]
+
+
+class _Recorder:
+    def __init__(self, events: list[telemetry.Event]) -> None:
+        self.events = events
+
+    def observe(self, event: telemetry.Event) -> None:
+        self.events.append(event)
 
 
 def _text_first(home: Path, embedder: Embedder) -> tuple[KnowledgeBase, int]:
@@ -55,10 +64,16 @@ def test_keyword_answers_before_any_vector_then_hybrid_as_a_normal_index(
     assert held.calls == 0  # nothing embedded: the index holds only text
     assert missing == len(kb.store.chunk_ids()) == len(lgos_kb.store.chunk_ids())
 
+    seen: list[telemetry.Event] = []
     for query in QUERIES:
-        hits = kb.search(query)
+        with telemetry.listening(_Recorder(seen)):
+            hits = kb.search(query)
         assert hits and all(hit.rankers == ("keyword",) for hit in hits)
         assert _ids(hits) == _ids(lgos_kb.search(query, search_type="full_text"))
+    # The diagnostics history counts searches made by keywords alone while embedding.
+    searches = [event for event in seen if event.name == "search" and event.kind == "operation"]
+    assert len(searches) == 3
+    assert all(event.values.get("keyword_while_embedding") == 1.0 for event in searches)
 
     state = vector_fill.start(kb)
     assert state is not None and state.running and (state.done, state.total) == (0, missing)
@@ -75,11 +90,15 @@ def test_keyword_answers_before_any_vector_then_hybrid_as_a_normal_index(
     _wait(state)
     assert state.error is None and (state.done, state.total) == (missing, missing)
     assert vectors_missing(kb.store) == 0 and kbs._embedding_status(card) is None
+    seen.clear()
     for query in QUERIES:
-        hybrid, normal = kb.search(query), lgos_kb.search(query)
+        with telemetry.listening(_Recorder(seen)):
+            hybrid = kb.search(query)
+        normal = lgos_kb.search(query)
         assert any("dense" in hit.rankers for hit in hybrid)
         assert _ids(hybrid) == _ids(normal)
         assert [h.score for h in hybrid] == pytest.approx([h.score for h in normal], rel=1e-3)
+    assert not any("keyword_while_embedding" in event.values for event in seen)
 
 
 def test_a_crashed_fill_keeps_keyword_search_and_a_restart_embeds_only_the_rest(

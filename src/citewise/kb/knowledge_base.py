@@ -391,11 +391,11 @@ class KnowledgeBase:
         if not is_synchronous(resolved) or request.store is None:
             return run_sync(self._search(query, resolved, request))
         # Keywords only while the vectors are being computed: no model loaded for it.
-        resolved = while_embedding(request.store, resolved)
+        asked, resolved = resolved, while_embedding(request.store, resolved)
         embedder = self._search_embedder(resolved, request.meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = retrieve_sync(request.store, embedder, query, resolved)
-            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved))
+            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved, asked))
         return hits
 
     def _answer_request(self, options: Options, overrides: Mapping[str, Any]) -> Resolved:
@@ -419,11 +419,11 @@ class KnowledgeBase:
             store, meta = self.store, None
         else:
             store, meta = request.store, request.meta
-        options = while_embedding(store, options)
+        asked, options = options, while_embedding(store, options)
         embedder = self._search_embedder(options, meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(store, embedder, query, options, model=model)
-            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options))
+            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options, asked))
         return hits
 
     def _search_embedder(
@@ -558,9 +558,14 @@ def _checked(name: str, options: SearchOptions, meta: Mapping[str, str]) -> Sear
     return options
 
 
-def _search_values(options: SearchOptions) -> dict[str, float]:
-    """What the diagnostics count about a search's options: filtered (1) or not (0)."""
-    return {"filtered": 1.0 if options.search_filter() is not None else 0.0}
+def _search_values(options: SearchOptions, asked: SearchOptions | None = None) -> dict[str, float]:
+    """What the diagnostics count about a search's options: filtered (1) or not (0), and
+    ``keyword_while_embedding`` (1) when it was searched by keywords alone because the
+    knowledge base's vectors were still being computed (``asked``: the options before)."""
+    values = {"filtered": 1.0 if options.search_filter() is not None else 0.0}
+    if asked is not None and asked is not options:
+        values["keyword_while_embedding"] = 1.0
+    return values
 
 
 def verification_counts(verification: Verification) -> dict[str, float]:
