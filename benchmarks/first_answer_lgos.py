@@ -129,6 +129,16 @@ try:
     urls = [a.url for item in completed.output if item.type == "message"
             for part in item.content if part.type == "output_text"
             for a in part.annotations if a.type == "url_citation"]  # fmt: skip
+
+    def statuses(response: object) -> list[str]:
+        """The status lines (the reasoning item's summary parts)."""
+        return [part.text for item in response.output if item.type == "reasoning"  # type: ignore[attr-defined]
+                for part in item.summary]  # fmt: skip
+
+    # A second question at once (the branch: still embedding, so keywords and a status).
+    again = time.perf_counter()
+    second = client.responses.create(model="citewise-rag", input="How do I configure the port?")
+    second_s = time.perf_counter() - again
     # Until the library's vectors are all there (the branch embeds them after the answer).
     db = home / "kb" / f"{KB}.sqlite"
     while True:
@@ -160,4 +170,6 @@ print(json.dumps({
     "first_cited_answer_s": round(answer_s, 2), "citations": len(urls),
     "cited_urls_in_site": all(u.startswith(SITE) for u in urls),
     "hybrid_ready_s": round(hybrid_s, 2), "eval": figures,
+    "first_statuses": statuses(completed), "second_answer_s": round(second_s, 2),
+    "second_statuses": statuses(second),
 }, sort_keys=True))  # fmt: skip
