@@ -139,3 +139,28 @@ def test_a_store_that_cannot_hold_text_alone_embeds_first(tmp_path: Path, minilm
     report = kb.index_folder(folder, vectors_later=True)
     assert report.vectors_missing == 0 and report.chunks_embedded == report.chunks > 0
     assert any("dense" in hit.rankers for hit in kb.search("install widgets"))
+
+
+def test_the_next_question_resumes_a_fill_that_no_process_runs(
+    tmp_path: Path, minilm: Embedder
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("install", "configure", "deploy"):
+        page = f"# {name.title()}\n\n## Steps\n\nHow to {name} widgets.\n"
+        (folder / f"{name}.md").write_text(page)
+    home = tmp_path / "home"
+    # The process that wrote the text stopped before embedding any of it (held for ever).
+    writer = KnowledgeBase("widgets", settings=Settings(home=home), embedder=Gated(minilm))
+    missing = writer.index_folder(folder, vectors_later=True).vectors_missing
+    assert missing == len(writer.store.chunk_ids()) > 0
+
+    library = Library(Settings(home=home))  # a restarted server: no fill running here
+    kbs = KnowledgeBases(library)
+    events = list(kbs.stream("How do I deploy widgets?"))
+    assert events and vector_fill.progress(library.open("widgets")) is not None
+    state = vector_fill.progress(library.open("widgets"))
+    assert state is not None
+    _wait(state)
+    assert (state.done, state.total, state.error) == (missing, missing, None)
+    assert any("dense" in hit.rankers for hit in kbs.search("How do I deploy widgets?"))

@@ -402,7 +402,8 @@ def ingest(
 
     def write(target: KBStore) -> None:
         if vectors_later and isinstance(target, VectorsLater):
-            target.apply(_text_only(pending), report.removed, new_meta, vectors_later=True)
+            with telemetry.stage("store"):
+                target.apply(_text_only(pending), report.removed, new_meta, vectors_later=True)
             report.vectors_missing = target.vectors_missing()
         else:
             updates = _embedded(pending, embedder, windows_of, report, progress)
