@@ -19,6 +19,7 @@ from citewise.kb.multi import KnowledgeBases
 from citewise.models import Hit
 from citewise.store.base import vectors_missing
 from citewise.store.memory import MemoryStore
+from tests import pg
 from tests.conftest import LGOS, LGOS_SITE, LGOS_VERSION, require
 from tests.kb_support import Gated
 
@@ -130,15 +131,28 @@ def test_a_crashed_fill_keeps_keyword_search_and_a_restart_embeds_only_the_rest(
         assert _ids(restarted.search(query)) == _ids(lgos_kb.search(query))
 
 
-def test_a_store_that_cannot_hold_text_alone_embeds_first(tmp_path: Path, minilm: Embedder) -> None:
+@pytest.mark.parametrize("engine", ["memory", "postgresql"])
+def test_a_store_that_cannot_hold_text_alone_embeds_first(
+    tmp_path: Path, minilm: Embedder, engine: str
+) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "index.md").write_text("# Widgets\n\n## Install\n\nRun pip install widgets.\n")
-    library = Library(Settings(home=tmp_path / "home"), store=MemoryStore())
-    kb = KnowledgeBase("mem", library=library, embedder=minilm)
-    report = kb.index_folder(folder, vectors_later=True)
-    assert report.vectors_missing == 0 and report.chunks_embedded == report.chunks > 0
-    assert any("dense" in hit.rankers for hit in kb.search("install widgets"))
+    if engine == "memory":
+        library = Library(Settings(home=tmp_path / "home"), store=MemoryStore())
+    else:
+        url = pg.fresh_url()
+        library = Library(Settings(home=tmp_path / "home", store_url=url))
+    try:
+        kb = KnowledgeBase("fallback", library=library, embedder=minilm)
+        report = kb.index_folder(folder, vectors_later=True)
+        assert report.vectors_missing == 0 and report.chunks_embedded == report.chunks > 0
+        assert any("dense" in hit.rankers for hit in kb.search("install widgets"))
+        assert vector_fill.start(kb) is None  # nothing to fill
+    finally:
+        library.store.close()
+        if engine == "postgresql":
+            pg.drop_schema(url)
 
 
 def test_the_next_question_resumes_a_fill_that_no_process_runs(
