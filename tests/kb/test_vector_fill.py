@@ -13,7 +13,7 @@ import pytest
 from citewise import telemetry
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
-from citewise.kb import KnowledgeBase, vector_fill
+from citewise.kb import Done, KnowledgeBase, Status, vector_fill
 from citewise.kb.library import Library
 from citewise.kb.multi import KnowledgeBases
 from citewise.models import Hit
@@ -81,16 +81,28 @@ def test_keyword_answers_before_any_vector_then_hybrid_as_a_normal_index(
     # The status line a routed question shows meanwhile (the library answers as one).
     kbs = KnowledgeBases(Library(Settings(home=tmp_path / "home")))
     (card,) = kbs.cards()
-    line = kbs._embedding_status(card)
+    line = kbs._library_embedding_status(card)
     assert line is not None and line.text.endswith(
         f": 0 of {missing} sections embedded, searching by keywords meanwhile"
     )
     assert vector_fill.start(kb) is state  # one fill per knowledge base
+    # An answer from this knowledge base alone says so too, and quotes keyword hits.
+    events = list(kb.stream(QUERIES[0]))
+    statuses = [event.text for event in events if isinstance(event, Status)]
+    assert f"Indexing lgos: 0 of {missing} sections embedded, searching by keywords meanwhile" in (
+        statuses
+    )
+    final = events[-1]
+    assert isinstance(final, Done) and final.answer.citations
+    assert all(hit.rankers == ("keyword",) for hit in final.answer.hits)
 
     held.gate.set()
     _wait(state)
     assert state.error is None and (state.done, state.total) == (missing, missing)
-    assert vectors_missing(kb.store) == 0 and kbs._embedding_status(card) is None
+    assert vectors_missing(kb.store) == 0 and kbs._library_embedding_status(card) is None
+    assert not any(
+        isinstance(event, Status) and "embedded" in event.text for event in kb.stream(QUERIES[0])
+    )
     seen.clear()
     for query in QUERIES:
         with telemetry.listening(_Recorder(seen)):

@@ -19,6 +19,7 @@ from citewise.answering import (
     DEFAULT_WORKFLOW,
     Done,
     Event,
+    Status,
     TextDelta,
     afinal_answer,
     astream_answer,
@@ -459,6 +460,8 @@ class KnowledgeBase:
         else:
             request = await asyncio.to_thread(self._answer_request, options, overrides)
         retriever = _Retriever(self, on_search, request)
+        if (line := await asyncio.to_thread(self._embedding_status, request)) is not None:
+            yield Status(line)
         with telemetry.operation("answer", kb=self.name, model=workflow) as op:
             async for event in astream_answer(
                 messages, retriever, self.model, options=request.options, workflow=workflow
@@ -471,6 +474,16 @@ class KnowledgeBase:
                     if (checked := event.answer.verification) is not None:
                         op.set(**verification_counts(checked))
                 yield event
+
+    def _embedding_status(self, request: Resolved) -> str | None:
+        """The status line while this knowledge base's vectors are being computed (a text
+        first index: searched by keywords meanwhile); None once complete, or when the
+        request has no store (a knowledge base not built yet)."""
+        from citewise.kb import vector_fill
+
+        if request.store is None:
+            return None
+        return vector_fill.status_line(self, self.name, request.store)
 
     def stream(
         self,

@@ -253,7 +253,9 @@ class KnowledgeBases(KnowledgeBase):
             if cards[name].description == _PENDING.format(card=cards[name]):
                 async for status in self._first_use(cards[name]):
                     yield status
-            if (line := await asyncio.to_thread(self._embedding_status, cards[name])) is not None:
+            if (
+                line := await asyncio.to_thread(self._library_embedding_status, cards[name])
+            ) is not None:
                 yield line
         yield Status(f"Searching {labels} ({_HOW.get(found.how, found.how)})")
         retriever = _Routed(self, found.names, base, on_search)
@@ -285,23 +287,13 @@ class KnowledgeBases(KnowledgeBase):
         task.result()
         yield Status(f"Indexed {card.label}")
 
-    def _embedding_status(self, card: Card) -> Status | None:
+    def _library_embedding_status(self, card: Card) -> Status | None:
         """A status line while library ``card``'s vectors are being computed (its searches
         are keyword-only meanwhile), or once that stopped on an error; None when hybrid."""
         if card.name not in self.library.names():
             return None
-        kb = self.library.open(card.name)
-        state = vector_fill.start(kb)
-        if state is None or not (state.running or state.error):
-            return None
-        if state.error is not None:
-            return Status(
-                f"Indexing {card.label} stopped ({state.error}): searching by keywords only"
-            )
-        return Status(
-            f"Indexing {card.label}: {state.done} of {state.total} sections embedded, "
-            "searching by keywords meanwhile"
-        )
+        line = vector_fill.status_line(self.library.open(card.name), card.label)
+        return Status(line) if line is not None else None
 
     def stream(
         self,

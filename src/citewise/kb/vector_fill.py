@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from citewise.config import Settings
     from citewise.embedding.base import Vectors
 
-__all__ = ["FillState", "Fillable", "embed_missing", "progress", "start"]
+__all__ = ["FillState", "Fillable", "embed_missing", "progress", "start", "status_line"]
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +107,11 @@ def progress(kb: Fillable) -> FillState | None:
         return _FILLS.get(_key(kb))
 
 
-def start(kb: Fillable) -> FillState | None:
+def start(kb: Fillable, handle: KBStore | None = None) -> FillState | None:
     """Embed ``kb``'s chunks still without vectors in a background thread (one per knowledge
     base and process; one that stopped on an error is not retried here: ``citewise index``
     completes it). None when nothing is missing."""
-    handle = kb.store
+    handle = handle if handle is not None else kb.store  # a request's, when it has one
     missing = handle.vectors_missing() if isinstance(handle, VectorsLater) else 0
     with _FILLS_LOCK:
         state = _FILLS.get(_key(kb))
@@ -135,3 +135,19 @@ def start(kb: Fillable) -> FillState | None:
 
     threading.Thread(target=run, name=f"citewise-embed-{kb.name}", daemon=True).start()
     return state
+
+
+def status_line(kb: Fillable, label: str, handle: KBStore | None = None) -> str | None:
+    """The status line of ``kb`` (shown as ``label``) while its vectors are being computed
+    (its searches are keyword-only meanwhile) or once that stopped on an error; None when
+    it is complete. Starts the fill if none runs in this process (a restarted server).
+    ``handle``: ``kb``'s store handle when the caller has it open already."""
+    state = start(kb, handle)
+    if state is None or not (state.running or state.error):
+        return None
+    if state.error is not None:
+        return f"Indexing {label} stopped ({state.error}): searching by keywords only"
+    return (
+        f"Indexing {label}: {state.done} of {state.total} sections embedded, "
+        "searching by keywords meanwhile"
+    )
