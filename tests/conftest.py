@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ from citewise.kb import KnowledgeBase
 from tests.kb_support import make_kb, minilm  # noqa: F401  (fixtures for KB tests)
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# A worktree outside the project folder names the shared data with CITEWISE_TEST_DATA.
+SHARED_DATA = Path(os.environ.get("CITEWISE_TEST_DATA") or REPO.parent / "shared" / "data")
 LGOS = SHARED_DATA / "lgos-docs-0.12.0"
 LGOS_SITE = "https://ilkersigirci.github.io/langgraph-openai-serve/"
 LGOS_VERSION = "0.12.0"

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from citewise.config import Settings
+from citewise.embedding import Embedder
 from citewise.kb import Library
 from citewise.kb.catalog import card_of
 from citewise.sources.environment import installed_packages
+from tests.kb_support import Gated, register_gated
 
 from .conftest import LocalSite, versions_json, widget_archive
 from .test_package import dist_info, run_cli
@@ -133,3 +136,47 @@ def test_lazy_records_each_package_and_the_first_question_indexes_it(
     assert "/acme/widgets/archive/refs/tags/v1.4.2.tar.gz" in fetched
     answer = kbs.ask("How do I install widgets?")  # the next question: nothing fetched
     assert answer.hits and site.requests == fetched
+
+
+def test_the_first_question_is_answered_by_keywords_while_the_library_is_embedded(
+    tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch, minilm: Embedder
+) -> None:
+    from citewise.kb import Done, Status, vector_fill
+    from citewise.kb.multi import KnowledgeBases
+
+    held = Gated(minilm)
+    register_gated("held-minilm", held)
+    python, packages = bare_venv(tmp_path / "venv")
+    dist_info(packages, "widgets", "1.4.2", "Source, https://github.com/acme/widgets")
+    publish(site, "widgets", "1.4.2")
+    home = tmp_path / "home"
+    monkeypatch.setenv("CITEWISE_HOME", str(home))
+    code, _, err = run_cli(
+        "index", "--environment", "--lazy", "--python", python, "-q",
+        "--versions-url", site.base + VERSIONS, "--archive-url", site.base + ARCHIVE,
+    )  # fmt: skip
+    assert code == 0, err
+    library = Library(Settings(home=home, embedder="held-minilm"))
+    kbs = KnowledgeBases(library)
+
+    # The embedder is held: the answer can only come from the keyword index.
+    events = list(kbs.stream("How do I install widgets?"))
+    assert held.calls == 0
+    statuses = [event.text for event in events if isinstance(event, Status)]
+    assert "Indexing widgets 1.4.2: 0 of 5 sections embedded, searching by keywords meanwhile" in (
+        statuses
+    ), statuses
+    answer = events[-1]
+    assert isinstance(answer, Done) and answer.answer.hits and answer.answer.citations
+    assert all(hit.rankers == ("keyword",) for hit in answer.answer.hits)
+
+    held.gate.set()
+    state = vector_fill.progress(library.open("widgets-1.4.2"))
+    assert state is not None
+    for _ in range(600):
+        if not state.running:
+            break
+        time.sleep(0.05)
+    assert (state.done, state.total, state.error) == (5, 5, None)
+    later = kbs.ask("How do I install widgets?")
+    assert any("dense" in hit.rankers for hit in later.hits)

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from citewise.config import Settings
+from citewise.embedding import Embedder
 from citewise.errors import (
     DocsFolderMissingError,
     DownloadError,
@@ -355,3 +357,31 @@ def test_release_index_builds_once_and_retries_after_a_failure(
     assert widgets.requests.count("/widgets/widgets/archive/refs/tags/v1.0.0.tar.gz") == 2
     (hit,) = kb.search("pip install", top_k=1)
     assert hit.url == "https://widgets.example/1.0.0/guide/install/"
+
+
+def test_a_served_release_answers_by_keywords_while_it_is_embedded(
+    widgets: LocalSite, tmp_path: Path, minilm: Embedder
+) -> None:
+    from citewise.kb import vector_fill
+    from citewise.store.base import vectors_missing
+    from tests.kb_support import Gated, register_gated
+
+    held = Gated(minilm)
+    register_gated("held-minilm-release", held)
+    library = Library(Settings(home=tmp_path / "home", embedder="held-minilm-release"))
+    index = ReleaseIndex(spec_for(widgets, "1.0.0"), library)
+    kb = index.get()
+    assert held.calls == 0 and vectors_missing(kb.store) > 0
+    (hit,) = kb.search("pip install", top_k=1)
+    assert hit.url == "https://widgets.example/1.0.0/guide/install/"
+    assert hit.rankers == ("keyword",)
+    held.gate.set()
+    state = vector_fill.progress(kb)
+    assert state is not None
+    for _ in range(600):
+        if not state.running:
+            break
+        time.sleep(0.05)
+    assert state.error is None and vectors_missing(kb.store) == 0
+    (hit,) = kb.search("pip install", top_k=1)
+    assert "dense" in hit.rankers

@@ -32,7 +32,7 @@ from citewise.sources.includes import expand_includes
 from citewise.sources.layout import DocsTree, docs_tree
 from citewise.sources.scopes import ScopeOf, folder_scopes
 from citewise.sources.upload import upload_source
-from citewise.store.base import DocumentUpdate, KBStore
+from citewise.store.base import DocumentUpdate, KBStore, VectorsLater, vectors_missing
 
 __all__ = [
     "IndexReport",
@@ -73,6 +73,8 @@ class IndexReport:
     chunks: int = 0
     chunks_embedded: int = 0
     windows_embedded: int = 0
+    # Chunks written without vectors (``vectors_later``): embedded afterwards (kb/vector_fill.py).
+    vectors_missing: int = 0
     seconds: float = 0.0
     # Chunks stored with less than their strategy asked for (a failed question generation).
     failures: list[str] = field(default_factory=list)
@@ -345,6 +347,7 @@ def ingest(
     progress: Progress | None = None,
     name: str = "",
     home: Path | None = None,
+    vectors_later: bool = False,
 ) -> IndexReport:
     """Bring a knowledge base (``handle``; None when it does not exist yet) in line with
     ``items``, then return what changed.
@@ -358,6 +361,13 @@ def ingest(
     The caller holds the knowledge base's write lock. The ``scopes`` meta key lists the
     scopes in use. ``home`` (the installation's) bounds the parse + chunk jobs of every
     process on it together (see :class:`citewise.parsing.slots.ParseSlots`).
+
+    With ``vectors_later`` (and a store that can hold chunks before their vectors,
+    :class:`~citewise.store.base.VectorsLater`) nothing is embedded: the chunks are
+    written with their text only, searchable by keywords at once, and
+    :func:`citewise.kb.vector_fill.embed_missing` embeds them afterwards (the report's
+    ``vectors_missing``). Any other store is embedded first, as without it. Chunks left
+    without vectors by an interrupted run are embedded by the next ingest.
     """
     started = time.perf_counter()
     stored_meta = handle.meta() if handle is not None else {}
@@ -378,7 +388,6 @@ def ingest(
             continue
         pending.append(_chunked(item, max_chars, overlap, known_chunks, home))
         (report.updated if previous else report.added).append(item.doc_id)
-    updates = _embedded(pending, embedder, windows_of, report, progress)
     present = {item.doc_id for item in items}
     if remove_missing:
         report.removed = sorted(doc_id for doc_id in stored if doc_id not in present)
@@ -390,11 +399,32 @@ def ingest(
         "scopes": " ".join(sorted(names)),
         **meta,
     }
-    with telemetry.stage("store"):
-        if handle is not None:
-            handle.apply(updates, report.removed, meta=new_meta)
-            report.chunks = len(handle.chunk_ids())
+
+    def write(target: KBStore) -> None:
+        if vectors_later and isinstance(target, VectorsLater):
+            with telemetry.stage("store"):
+                target.apply(_text_only(pending), report.removed, new_meta, vectors_later=True)
+            report.vectors_missing = target.vectors_missing()
         else:
+            updates = _embedded(pending, embedder, windows_of, report, progress)
+            with telemetry.stage("store"):
+                target.apply(updates, report.removed, meta=new_meta)
+        report.chunks = len(target.chunk_ids())
+
+    if handle is not None:
+        write(handle)
+        if vectors_missing(handle) and not vectors_later:  # an interrupted run's leftovers
+            from citewise.kb.vector_fill import embed_missing
+
+            report.chunks_embedded += embed_missing(
+                handle, lambda chunks: embed_chunks(embedder, chunks, windows_of)[0]
+            )
+    elif vectors_later:
+        with create() as target:  # whole, as below: the vectors are filled in afterwards
+            write(target)
+    else:
+        updates = _embedded(pending, embedder, windows_of, report, progress)
+        with telemetry.stage("store"):
             # Built beside whatever is there and switched in whole: a failure or a kill
             # leaves nothing half-made.
             with create() as target:
@@ -402,6 +432,11 @@ def ingest(
                 report.chunks = len(target.chunk_ids())
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _text_only(pending: Sequence[_Pending]) -> list[DocumentUpdate]:
+    """Each pending document's update without vectors (they are filled in later)."""
+    return [DocumentUpdate(one.document, one.chunks, {}) for one in pending]
 
 
 def _parse_slots(home: Path | None) -> ParseSlots:

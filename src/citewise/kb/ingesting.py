@@ -6,7 +6,7 @@ Each runs under the knowledge base's write lock and ends in the one pipeline of
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +27,7 @@ from citewise.kb.ingest import (
     upload_items,
 )
 from citewise.memory import release_free_memory
-from citewise.models import Section
+from citewise.models import Chunk, Section
 from citewise.parsing.preparsed import ParsedDocument, parse_parsed
 from citewise.sources import SourceFile
 from citewise.sources.layout import docs_tree
@@ -38,9 +38,17 @@ from citewise.store import KBStore, Store
 from citewise.strategies import StrategyWindows
 
 if TYPE_CHECKING:
+    from citewise.embedding.base import Vectors
     from citewise.kb.knowledge_base import KnowledgeBase
 
-__all__ = ["add_documents", "add_files", "add_sections", "add_upload", "index_folder"]
+__all__ = [
+    "add_documents",
+    "add_files",
+    "add_sections",
+    "add_upload",
+    "complete_vectors",
+    "index_folder",
+]
 
 
 def index_folder(
@@ -57,6 +65,7 @@ def index_folder(
     replace: bool = False,
     page_form: str | None = None,
     api_dependencies: Sequence[Path] = (),
+    vectors_later: bool = False,
 ) -> IndexReport:
     """Bring the knowledge base in line with a docs folder: new and changed files are
     indexed (only changed chunks re-embedded), files gone from it leave the index.
@@ -74,7 +83,8 @@ def index_folder(
     report's ``skipped``; ``api_dependencies`` (a site-packages) give the bases its classes
     inherit from another distribution. Page URLs take the form the site's config gives (``a/b/`` or
     ``a/b.html``), or ``page_form`` (``dirhtml``, ``html``); the form used is stored in
-    the meta as ``site_layout``.
+    the meta as ``site_layout``. ``vectors_later``: the text is written without
+    embedding it (keyword search works at once); :func:`complete_vectors` embeds it.
     """
     tree = docs_tree(folder, page_form)
     with kb.write_lock():
@@ -95,7 +105,7 @@ def index_folder(
                  **shape, **(meta or {})}  # fmt: skip
         report = _ingest(kb, 
             items, config, remove_missing=True, meta=extra, progress=progress,
-            rebuild=rebuild,
+            rebuild=rebuild, vectors_later=vectors_later,
         )  # fmt: skip
         report.skipped = skipped
         return report
@@ -201,6 +211,7 @@ def _ingest(
     meta: Mapping[str, str],
     progress: Progress | None = None,
     rebuild: bool = False,
+    vectors_later: bool = False,
 ) -> IndexReport:
     windows = _windows(kb, config) if config is not None else None
     max_chars = config.strategy.parent_chars if config else kb.settings.max_chars
@@ -229,6 +240,7 @@ def _ingest(
             progress=progress,
             name=kb.name,
             home=kb.settings.home,
+            vectors_later=vectors_later,
         )
         op.set(files=report.files, changed=len(report.added) + len(report.updated),
                removed=len(report.removed), chunks_embedded=report.chunks_embedded)  # fmt: skip
@@ -236,6 +248,27 @@ def _ingest(
     # What the ingest allocated is freed now: give it back, not keep the process that size.
     release_free_memory()
     return report
+
+
+def complete_vectors(kb: KnowledgeBase, on_batch: Callable[[int, int], None] | None = None) -> int:
+    """Embed the chunks ``kb`` holds without vectors (written text first, or left by an
+    interrupted run), batch by batch under its write lock; returns how many were embedded.
+    ``on_batch(done, total)`` after each batch is written."""
+    from citewise.kb.ingest import embed_chunks
+    from citewise.kb.vector_fill import embed_missing
+
+    with kb.write_lock():
+        config = kb.config if META_STRATEGY in kb.meta() else None
+        windows = _windows(kb, config) if config is not None else None
+        embedder = kb.embedder
+
+        def embed(chunks: Sequence[Chunk]) -> dict[str, Vectors]:
+            return embed_chunks(embedder, chunks, windows)[0]
+
+        with telemetry.operation("ingest", kb=kb.name) as op:
+            done = embed_missing(kb.library.store.open(kb.name), embed, on_batch)
+            op.set(chunks_embedded=done)
+        return done
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from citewise.answering import (
     DEFAULT_WORKFLOW,
     Done,
     Event,
+    Status,
     TextDelta,
     afinal_answer,
     astream_answer,
@@ -33,7 +34,13 @@ from citewise.kb.metadata_filter import narrowed
 from citewise.kb.request import Resolved
 from citewise.models import Answer, Document, Hit, Section, Verification
 from citewise.options import ALL_SCOPE, SearchOptions
-from citewise.retrieval.pipeline import check_names, is_synchronous, retrieve, retrieve_sync
+from citewise.retrieval.pipeline import (
+    check_names,
+    is_synchronous,
+    retrieve,
+    retrieve_sync,
+    while_embedding,
+)
 from citewise.store import KBStore, Store
 
 if TYPE_CHECKING:
@@ -247,18 +254,29 @@ class KnowledgeBase:
         replace: bool = False,
         page_form: str | None = None,
         api_dependencies: Sequence[Path] = (),
+        vectors_later: bool = False,
     ) -> IndexReport:
         """Bring the knowledge base in line with a docs folder (see
         :func:`citewise.kb.ingesting.index_folder`): new and changed files are indexed, files
         gone from it leave; another folder needs ``replace``; ``rebuild`` re-embeds all, the
-        old index staying until the new one is ready."""
+        old index staying until the new one is ready. ``vectors_later``: written text first
+        (keyword search at once), embedded afterwards by :meth:`complete_vectors`."""
         from citewise.kb import ingesting  # loaded when first used: searches never need it
 
         return ingesting.index_folder(
             self, folder, site_url=site_url, version=version, progress=progress,
             scope_rule=scope_rule, site_config=site_config, meta=meta, rebuild=rebuild,
             replace=replace, page_form=page_form, api_dependencies=api_dependencies,
+            vectors_later=vectors_later,
         )  # fmt: skip
+
+    def complete_vectors(self, on_batch: Callable[[int, int], None] | None = None) -> int:
+        """Embed the chunks stored without vectors (a text-first index, or one an
+        interrupted run left), batch by batch; how many were embedded. Until none is left,
+        searches are keyword-only."""
+        from citewise.kb import ingesting
+
+        return ingesting.complete_vectors(self, on_batch)
 
     def index_url(
         self,
@@ -373,10 +391,12 @@ class KnowledgeBase:
         resolved = request.options
         if not is_synchronous(resolved) or request.store is None:
             return run_sync(self._search(query, resolved, request))
+        # Keywords only while the vectors are being computed: no model loaded for it.
+        asked, resolved = resolved, while_embedding(request.store, resolved)
         embedder = self._search_embedder(resolved, request.meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = retrieve_sync(request.store, embedder, query, resolved)
-            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved))
+            op.set(hits=len(hits), top_k=resolved.top_k, **_search_values(resolved, asked))
         return hits
 
     def _answer_request(self, options: Options, overrides: Mapping[str, Any]) -> Resolved:
@@ -400,10 +420,11 @@ class KnowledgeBase:
             store, meta = self.store, None
         else:
             store, meta = request.store, request.meta
+        asked, options = options, while_embedding(store, options)
         embedder = self._search_embedder(options, meta)
         with telemetry.operation("search", query, kb=self.name) as op:
             hits = await retrieve(store, embedder, query, options, model=model)
-            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options))
+            op.set(hits=len(hits), top_k=options.top_k, **_search_values(options, asked))
         return hits
 
     def _search_embedder(
@@ -439,6 +460,8 @@ class KnowledgeBase:
         else:
             request = await asyncio.to_thread(self._answer_request, options, overrides)
         retriever = _Retriever(self, on_search, request)
+        if (line := await asyncio.to_thread(self._embedding_status, request)) is not None:
+            yield Status(line)
         with telemetry.operation("answer", kb=self.name, model=workflow) as op:
             async for event in astream_answer(
                 messages, retriever, self.model, options=request.options, workflow=workflow
@@ -451,6 +474,16 @@ class KnowledgeBase:
                     if (checked := event.answer.verification) is not None:
                         op.set(**verification_counts(checked))
                 yield event
+
+    def _embedding_status(self, request: Resolved) -> str | None:
+        """The status line while this knowledge base's vectors are being computed (a text
+        first index: searched by keywords meanwhile); None once complete, or when the
+        request has no store (a knowledge base not built yet)."""
+        from citewise.kb import vector_fill
+
+        if request.store is None:
+            return None
+        return vector_fill.status_line(self, self.name, request.store)
 
     def stream(
         self,
@@ -538,9 +571,14 @@ def _checked(name: str, options: SearchOptions, meta: Mapping[str, str]) -> Sear
     return options
 
 
-def _search_values(options: SearchOptions) -> dict[str, float]:
-    """What the diagnostics count about a search's options: filtered (1) or not (0)."""
-    return {"filtered": 1.0 if options.search_filter() is not None else 0.0}
+def _search_values(options: SearchOptions, asked: SearchOptions | None = None) -> dict[str, float]:
+    """What the diagnostics count about a search's options: filtered (1) or not (0), and
+    ``keyword_while_embedding`` (1) when it was searched by keywords alone because the
+    knowledge base's vectors were still being computed (``asked``: the options before)."""
+    values = {"filtered": 1.0 if options.search_filter() is not None else 0.0}
+    if asked is not None and asked is not options:
+        values["keyword_while_embedding"] = 1.0
+    return values
 
 
 def verification_counts(verification: Verification) -> dict[str, float]:

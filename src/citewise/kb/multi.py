@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from citewise.answering import DEFAULT_WORKFLOW, Event, Status, astream_answer
 from citewise.asyncbridge import iterate_in_thread, run_sync
 from citewise.errors import KnowledgeBaseError
+from citewise.kb import vector_fill
 from citewise.kb.catalog import Card, card_of
 from citewise.kb.config import KBConfig
 from citewise.kb.knowledge_base import KnowledgeBase, Options
@@ -104,7 +105,10 @@ class KnowledgeBases(KnowledgeBase):
     def _open(self, name: str) -> KnowledgeBase:
         """Library ``name``, indexed now if it waited for its first question."""
         if name in self.library.names():
-            return self.library.open(name)
+            kb = self.library.open(name)
+            # Text written, vectors not all there (a restart after an interrupted fill).
+            vector_fill.start(kb)
+            return kb
         return build(self.library, name)
 
     @property
@@ -249,6 +253,10 @@ class KnowledgeBases(KnowledgeBase):
             if cards[name].description == _PENDING.format(card=cards[name]):
                 async for status in self._first_use(cards[name]):
                     yield status
+            if (
+                line := await asyncio.to_thread(self._library_embedding_status, cards[name])
+            ) is not None:
+                yield line
         yield Status(f"Searching {labels} ({_HOW.get(found.how, found.how)})")
         retriever = _Routed(self, found.names, base, on_search)
         if found.how == "nearest":  # the rules' guess: a chat model's plan may name others
@@ -278,6 +286,14 @@ class KnowledgeBases(KnowledgeBase):
                 yield Status(f"Indexing {card.label}: {done[-1][0]} of {done[-1][1]} files")
         task.result()
         yield Status(f"Indexed {card.label}")
+
+    def _library_embedding_status(self, card: Card) -> Status | None:
+        """A status line while library ``card``'s vectors are being computed (its searches
+        are keyword-only meanwhile), or once that stopped on an error; None when hybrid."""
+        if card.name not in self.library.names():
+            return None
+        line = vector_fill.status_line(self.library.open(card.name), card.label)
+        return Status(line) if line is not None else None
 
     def stream(
         self,

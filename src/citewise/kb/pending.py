@@ -87,8 +87,15 @@ def record(library: Library, kb: str, package: str, spec: ReleaseSpec) -> None:
         _write(library, items)
 
 
-def build(library: Library, kb: str, progress: Progress | None = None) -> KnowledgeBase:
+def build(
+    library: Library, kb: str, progress: Progress | None = None, *, vectors_later: bool = True
+) -> KnowledgeBase:
     """Fetch and index the pending library ``kb`` (once, however many ask at the same time).
+
+    With ``vectors_later`` (and a store that allows it: SQLite) only its text is written
+    before this returns, so the question that asked is answered by keyword search in
+    seconds; its vectors are computed by a background thread (:mod:`citewise.kb.vector_fill`)
+    and searches are hybrid once it is done. Other stores embed first, as before.
 
     Raises:
         KnowledgeBaseError: ``kb`` is not pending.
@@ -102,10 +109,16 @@ def build(library: Library, kb: str, progress: Progress | None = None) -> Knowle
         item = pending(library).get(kb)
         if item is None:
             raise KnowledgeBaseError(f"{kb!r} is not a library waiting to be indexed")
-        index_release(
-            item.spec(), library, kb_name=kb, progress=progress, meta={"package": item.package}
-        )
+        result = index_release(
+            item.spec(), library, kb_name=kb, progress=progress, meta={"package": item.package},
+            vectors_later=vectors_later,
+        )  # fmt: skip
         items = pending(library)
         items.pop(kb, None)
         _write(library, items)
-    return library.open(kb)
+    built = library.open(kb)
+    if result.report.vectors_missing:
+        from citewise.kb.vector_fill import start
+
+        start(built)
+    return built

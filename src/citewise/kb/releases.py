@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from citewise.errors import ConfigurationError
+from citewise.kb import vector_fill
 from citewise.kb.config import META_RELEASE_CHOICES, KBConfig
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.kb.knowledge_base import KnowledgeBase, Options
@@ -58,6 +59,7 @@ def index_release(
     progress: Progress | None = None,
     embedder: str | None = None,
     meta: Mapping[str, str] | None = None,
+    vectors_later: bool = False,
 ) -> ReleaseIndexResult:
     """Fetch a release (or find it cached) and index it incrementally into ``kb_name``
     (default ``{repo}-{release}``), its section URLs those of the published site.
@@ -67,7 +69,8 @@ def index_release(
     segment…). A later run into the same knowledge base reuses those it does not override,
     and one that would cite another site than the knowledge base does without being told to
     is refused: citations are never silently rewritten. ``meta``: more to record (the
-    installed ``package`` it documents).
+    installed ``package`` it documents). ``vectors_later``: written text first, its
+    vectors left to :func:`citewise.kb.ingesting.complete_vectors` (see ``index_folder``).
 
     Raises:
         ConfigurationError: the run would change the knowledge base's site unasked.
@@ -104,6 +107,7 @@ def index_release(
         replace=True,
         page_form=spec.page_form,
         api_dependencies=spec.api_dependencies,
+        vectors_later=vectors_later,
     )
     return ReleaseIndexResult(kb, report, fetched)
 
@@ -138,6 +142,9 @@ def _refuse_silent_rewrite(kb: KnowledgeBase, spec: ReleaseSpec, site: str, vers
 
 class ReleaseIndex:
     """The index of one release, built on first use and then reused (for the server).
+
+    Built text first where the store allows it (:mod:`citewise.kb.vector_fill`): the first
+    search is answered by keywords while a background thread embeds the release.
 
     ``get()`` is thread-safe: concurrent first callers wait for one build. A failed build
     raises its error (a ``SourceError`` naming the cause), keeps nothing, and the next call
@@ -175,13 +182,16 @@ class ReleaseIndex:
             if self._result is None:
                 client = self._client_factory() if self._client_factory else None
                 try:
+                    # Text first: the search that asked is answered by keywords now, the
+                    # vectors are computed in the background (hybrid once done).
                     self._result = index_release(
                         self.spec, self.library, kb_name=self.kb_name, client=client,
-                        limits=self.limits,
+                        limits=self.limits, vectors_later=True,
                     )  # fmt: skip
                 finally:
                     if client is not None:
                         client.close()
+                vector_fill.start(self._result.kb)
             return self._result.kb
 
     def pending(self) -> KnowledgeBase:

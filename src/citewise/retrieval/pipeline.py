@@ -15,7 +15,7 @@ from citewise.retrieval.expand import expand_hits
 from citewise.retrieval.hybrid import search_many
 from citewise.retrieval.rerank import RERANKERS, make_reranker
 from citewise.retrieval.rewrite import QUERY_REWRITES, rewrite_query
-from citewise.store.base import KBStore
+from citewise.store.base import KBStore, vectors_missing
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -43,6 +43,7 @@ async def retrieve(
     """
     if not query.strip():
         return []
+    options = while_embedding(store, options)
     if is_synchronous(options):
         # Nothing to await: one hop off the loop for the whole search, not one per stage.
         return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
@@ -67,6 +68,16 @@ async def retrieve(
         return await asyncio.to_thread(
             expand_hits, store, hits, options.context_window, options.context_scope
         )
+
+
+def while_embedding(store: KBStore, options: SearchOptions) -> SearchOptions:
+    """``options``, searching by keywords alone while some of ``store``'s chunks still wait
+    for their vectors (a knowledge base written text first): a dense ranking over part of
+    the chunks would rank the embedded ones above the rest. Once every chunk has its
+    vectors the options are as asked (hybrid)."""
+    if options.search_type == "full_text" or not vectors_missing(store):
+        return options
+    return options.merged({"search_type": "full_text"})
 
 
 def check_names(options: SearchOptions) -> SearchOptions:
@@ -101,6 +112,7 @@ def retrieve_sync(
         raise ValueError("these options need a model or a reranker: use retrieve()")
     if not query.strip():
         return []
+    options = while_embedding(store, options)
     hits = search_many(
         store, embedder, [query], k=options.top_k, mode=options.ranker,
         filter=options.search_filter(), vector_weight=options.vector_weight,

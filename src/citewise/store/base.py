@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from citewise.models import Chunk, Document, SearchFilter
 
@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     # Only for annotations: importing citewise.embedding would load every embedder module.
     from citewise.embedding.base import Vectors
 
-__all__ = ["DocumentUpdate", "KBStore", "SearchFilter", "Store"]
+__all__ = [
+    "DocumentUpdate",
+    "KBStore",
+    "SearchFilter",
+    "Store",
+    "VectorsLater",
+    "vectors_missing",
+]
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,45 @@ class KBStore(Protocol):
     def meta(self) -> dict[str, str]:
         """The knowledge base's settings (embedder, site URL, version, scopes, defaults)."""
         ...
+
+
+@runtime_checkable
+class VectorsLater(KBStore, Protocol):
+    """A knowledge base that can hold chunks before their vectors (SQLite): written text
+    first, searchable by keywords at once, its vectors filled in batch by batch.
+
+    Dense search only ever sees chunks that have vectors; while some are missing, search
+    is keyword-only (``retrieval.pipeline.while_embedding``). An engine without this
+    capability gets the whole ingest as before: embedded, then written.
+    """
+
+    def apply(
+        self,
+        updates: Sequence[DocumentUpdate] = (),
+        removed_doc_ids: Sequence[str] = (),
+        meta: Mapping[str, str] | None = None,
+        *,
+        vectors_later: bool = False,
+    ) -> None:
+        """``KBStore.apply``; with ``vectors_later``, new chunks may come without vectors."""
+        ...
+
+    def without_vectors(self, limit: int) -> list[Chunk]:
+        """Up to ``limit`` stored chunks without vectors, in a stable order."""
+        ...
+
+    def fill_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+        """Store vectors of chunks still without them (one transaction); how many remain."""
+        ...
+
+    def vectors_missing(self) -> int:
+        """How many stored chunks have no vectors yet."""
+        ...
+
+
+def vectors_missing(store: KBStore) -> int:
+    """How many of ``store``'s chunks wait for vectors (0 for an engine that never defers)."""
+    return store.vectors_missing() if isinstance(store, VectorsLater) else 0
 
 
 class Store(Protocol):

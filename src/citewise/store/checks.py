@@ -41,12 +41,17 @@ def check_meta(meta: Mapping[str, str] | None) -> None:
 
 
 def check_updates(
-    updates: Sequence[DocumentUpdate], stored: Collection[str], dim: int | None
+    updates: Sequence[DocumentUpdate],
+    stored: Collection[str],
+    dim: int | None,
+    *,
+    vectors_later: bool = False,
 ) -> int | None:
     """Validate every update before the first write; returns the vector dimension.
 
     ``stored`` holds the ids of the chunks already stored, ``dim`` the dimension of their
-    vectors (None while there are none).
+    vectors (None while there are none). With ``vectors_later`` a new chunk may come
+    without vectors (they are filled in later: ``store/sqlite_deferred.py``).
     """
     seen: set[str] = set()
     for update in updates:
@@ -62,6 +67,8 @@ def check_updates(
             if chunk.chunk_id in stored:
                 continue
             if chunk.chunk_id not in update.vectors:
+                if vectors_later:
+                    continue
                 raise ValueError(f"new chunk {chunk.chunk_id} of {doc_id!r} has no vectors")
             width = as_windows(update.vectors[chunk.chunk_id]).shape[1]
             if dim is not None and width != dim:

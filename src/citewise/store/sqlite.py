@@ -23,6 +23,7 @@ from citewise.models import Chunk, Document, SearchFilter
 from citewise.store import (
     ann,
     doc_metadata,
+    sqlite_deferred,
     sqlite_generations,
     sqlite_impact,
     sqlite_keyword,
@@ -315,12 +316,15 @@ class SQLiteStore:
         updates: Sequence[DocumentUpdate],
         removed_doc_ids: Sequence[str],
         meta: Mapping[str, str] | None,
+        *,
+        vectors_later: bool = False,
     ) -> None:
         check_meta(meta)
         with self._write(kb) as conn:
             stored = {row[0] for row in conn.execute("SELECT chunk_id FROM chunks")}
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (DIM_KEY,)).fetchone()
-            dim = check_updates(updates, stored, int(row[0]) if row else None)
+            dim = int(row[0]) if row else None
+            dim = check_updates(updates, stored, dim, vectors_later=vectors_later)
             for update in updates:
                 self._apply_one(conn, update, stored, dim)
             for doc_id in removed_doc_ids:
@@ -330,7 +334,20 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [(k, str(v)) for k, v in (meta or {}).items()],
             )
-        self._warm_ann(kb)
+            # Chunks still waiting for vectors (sqlite_deferred.py): deleting some, or
+            # writing more, changes how many.
+            incomplete = vectors_later or sqlite_deferred.missing(conn)
+            if incomplete:
+                incomplete = sqlite_deferred.recount(conn)
+        if not incomplete:  # the ANN index is built for complete generations only
+            self._warm_ann(kb)
+
+    def _fill_vectors(self, kb: str, vectors: Mapping[str, Vectors]) -> int:
+        with self._write(kb) as conn:
+            remaining = sqlite_deferred.fill(conn, vectors)
+        if not remaining:
+            self._warm_ann(kb)
+        return remaining
 
     def _warm_ann(self, kb: str) -> None:
         """Bring a large knowledge base's ANN index up to the write just committed, here in the
@@ -479,8 +496,27 @@ class SQLiteKB:
         updates: Sequence[DocumentUpdate] = (),
         removed_doc_ids: Sequence[str] = (),
         meta: Mapping[str, str] | None = None,
+        *,
+        vectors_later: bool = False,
     ) -> None:
-        self.store._apply(self.name, updates, removed_doc_ids, meta)
+        """See ``KBStore.apply``; with ``vectors_later`` new chunks may come without vectors
+        (keyword search finds them at once; see :meth:`fill_vectors`)."""
+        self.store._apply(self.name, updates, removed_doc_ids, meta, vectors_later=vectors_later)
+
+    def without_vectors(self, limit: int) -> list[Chunk]:
+        """Up to ``limit`` stored chunks that have no vectors yet, in storage order."""
+        with self.store._read(self.name) as conn:
+            return [row_to_chunk(row) for row in sqlite_deferred.without_vectors(conn, limit)]
+
+    def fill_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+        """Store vectors for chunks still without them, in one transaction; returns how
+        many chunks still have none (ids unknown or already filled are ignored)."""
+        return self.store._fill_vectors(self.name, vectors)
+
+    def vectors_missing(self) -> int:
+        """How many stored chunks have no vectors yet (0 for a complete knowledge base)."""
+        with self.store._read(self.name) as conn:
+            return sqlite_deferred.missing(conn)
 
     def dense(
         self, vector: Vectors, k: int, filter: SearchFilter | None = None
