@@ -103,12 +103,11 @@ def test_environment_names_its_knowledge_bases_itself() -> None:
     assert code == 1 and "--environment names each knowledge base" in err
 
 
-def test_lazy_records_each_package_and_the_first_question_indexes_it(
+def lazy_widgets(
     tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from citewise.kb import Status
-    from citewise.kb.multi import KnowledgeBases
-
+) -> tuple[Path, str]:
+    """widgets 1.4.2 installed in a bare venv, published on ``site`` and recorded by
+    ``citewise index --environment --lazy``: the home, and the command's stderr."""
     python, packages = bare_venv(tmp_path / "venv")
     dist_info(packages, "widgets", "1.4.2", "Source, https://github.com/acme/widgets")
     publish(site, "widgets", "1.4.2")
@@ -119,6 +118,16 @@ def test_lazy_records_each_package_and_the_first_question_indexes_it(
         "--versions-url", site.base + VERSIONS, "--archive-url", site.base + ARCHIVE,
     )  # fmt: skip
     assert code == 0, err
+    return home, err
+
+
+def test_lazy_records_each_package_and_the_first_question_indexes_it(
+    tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citewise.kb import Status
+    from citewise.kb.multi import KnowledgeBases
+
+    home, err = lazy_widgets(tmp_path, site, monkeypatch)
     assert site.requests == []  # nothing fetched yet
     assert "widgets 1.4.2: acme/widgets, indexed on first use (widgets-1.4.2)" in err
     library = Library(Settings(home=home))
@@ -146,16 +155,7 @@ def test_the_first_question_is_answered_by_keywords_while_the_library_is_embedde
 
     held = Gated(minilm)
     register_gated("held-minilm", held)
-    python, packages = bare_venv(tmp_path / "venv")
-    dist_info(packages, "widgets", "1.4.2", "Source, https://github.com/acme/widgets")
-    publish(site, "widgets", "1.4.2")
-    home = tmp_path / "home"
-    monkeypatch.setenv("CITEWISE_HOME", str(home))
-    code, _, err = run_cli(
-        "index", "--environment", "--lazy", "--python", python, "-q",
-        "--versions-url", site.base + VERSIONS, "--archive-url", site.base + ARCHIVE,
-    )  # fmt: skip
-    assert code == 0, err
+    home, err = lazy_widgets(tmp_path, site, monkeypatch)
     library = Library(Settings(home=home, embedder="held-minilm"))
     kbs = KnowledgeBases(library)
 

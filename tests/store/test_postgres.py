@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -42,21 +41,6 @@ QUERIES = [
     "generalize", "café", "删除文档要依靠哪个字段？", "天气", "字", "vector_weight 有什么作用",
     "jobs in the cluster", "nothing matches zebra", *IDENTIFIER_QUERIES,
 ]  # fmt: skip
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    url = pg.fresh_url()
-    yield url
-    pg.drop_schema(url)
-
-
-@pytest.fixture
-def store(pg_url: str) -> Iterator[PostgresStore]:
-    s = open_store(pg_url, home=Path("/nonexistent"))
-    assert isinstance(s, PostgresStore)
-    yield s
-    s.close()
 
 
 def test_keyword_scores_equal_the_sqlite_stores(store: Store, tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ scoring every posting, its bound, term_stats kept by any writer, and the upgrade
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -21,21 +20,6 @@ from tests.store.pg_versions import to_version_3
 from tests.store.support import update
 
 WORDS = [f"w{i}" for i in range(40)]
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    url = pg.fresh_url()
-    yield url
-    pg.drop_schema(url)
-
-
-@pytest.fixture
-def store(pg_url: str) -> Iterator[PostgresStore]:
-    s = open_store(pg_url, home=Path("/nonexistent"))
-    assert isinstance(s, PostgresStore)
-    yield s
-    s.close()
 
 
 @pytest.fixture
