@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -65,11 +66,16 @@ class LgosRelease:
 
 
 @pytest.fixture(scope="session")
-def lgos_release(lgos_home: Path) -> Iterator[LgosRelease]:
+def lgos_release(
+    lgos_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LgosRelease]:
     """LGOS 0.12.0 served as a tag archive and indexed by ``citewise index --release``.
 
-    It shares the session's LGOS home, so its embeddings come from the cache.
+    In a copy of the session's LGOS home, so its embeddings come from the cache and the
+    shared home keeps its one knowledge base (other tests count them).
     """
+    home = tmp_path_factory.mktemp("lgos-release-home")
+    shutil.copytree(lgos_home, home, dirs_exist_ok=True)
     docs = require(LGOS / "docs")
     top = "langgraph-openai-serve-0.12.0/"
     members = folder_members(docs, top + "docs/")
@@ -79,7 +85,7 @@ def lgos_release(lgos_home: Path) -> Iterator[LgosRelease]:
     site.files["/versions.json"] = (LGOS / "_site_gh-pages" / "versions.json").read_bytes()
     site.files[f"/{LGOS_REPO}/archive/refs/tags/v0.12.0.tar.gz"] = tar_gz(members)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CITEWISE_HOME", str(lgos_home))
+        patch.setenv("CITEWISE_HOME", str(home))
         code, out, err = run_cli(
             "index", "--release", f"{LGOS_REPO}@0.12.0",
             "--site-url", LGOS_SITE,
@@ -88,7 +94,7 @@ def lgos_release(lgos_home: Path) -> Iterator[LgosRelease]:
             "--separate-scope", "demo", "--json", "-q",
         )  # fmt: skip
     assert code == 0, err
-    yield LgosRelease(lgos_home, site, json.loads(out))
+    yield LgosRelease(home, site, json.loads(out))
     site.stop()
 
 
