@@ -123,7 +123,7 @@ class Harness:
             if outcome == f"signal {signal.SIGKILL}":
                 killed += 1
             else:
-                took = max(delay * 0.9, 0.05)
+                took = max(delay * 0.9, 0.005)  # a store phase may take only milliseconds
             after = state()
             name = {states[1]: "v1", states[2]: "v2"}.get(after, "NEITHER")
             landed.append((round(delay, 3), outcome, name))

@@ -149,18 +149,23 @@ def run_beir_benchmark(
     with tempfile.TemporaryDirectory(prefix="citewise-bench-") as tmp:
         # A store of its own, beside the user's embedding cache (a rerun embeds nothing).
         library = Library(settings.with_overrides(store_url=f"sqlite:///{tmp}"))
-        embedder = library.embedder(embedder_name, cached=use_cache)
-        kb = KnowledgeBase(BENCH_KB, library=library, embedder=embedder)
-        report["embedder"] = embedder.model_id
-        report["index"] = _index(kb, corpus, progress)
-        for mode, search_type in MODES.items():
+        try:
+            embedder = library.embedder(embedder_name, cached=use_cache)
+            kb = KnowledgeBase(BENCH_KB, library=library, embedder=embedder)
+            report["embedder"] = embedder.model_id
+            report["index"] = _index(kb, corpus, progress)
+            for mode, search_type in MODES.items():
 
-            def rank(text: str, search_type: str = search_type) -> list[str]:
-                hits = kb.search(text, top_k=100, search_type=search_type)
-                return _dedupe([hit.chunk.doc_id for hit in hits])
+                def rank(text: str, search_type: str = search_type) -> list[str]:
+                    hits = kb.search(text, top_k=100, search_type=search_type)
+                    return _dedupe([hit.chunk.doc_id for hit in hits])
 
-            run, latencies = _timed_run(queries, rank)
-            report["modes"][mode] = {**evaluate(run, qrels), **_percentiles(latencies)}
+                run, latencies = _timed_run(queries, rank)
+                report["modes"][mode] = {**evaluate(run, qrels), **_percentiles(latencies)}
+        finally:
+            # Before the folder goes: a background build (the keyword matrix) must not
+            # write into it while it is being removed.
+            library.close()
     if baselines:
         report["baselines"] = {}
         for baseline in (
