@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from citewise import telemetry
 from citewise.models import Chunk
-from citewise.store.base import KBStore, VectorsLater
+from citewise.store.base import KBStore, VectorsLater, vectors_missing
 
 if TYPE_CHECKING:
     from citewise.config import Settings
@@ -112,7 +112,7 @@ def start(kb: Fillable, handle: KBStore | None = None) -> FillState | None:
     base and process; one that stopped on an error is not retried here: ``citewise index``
     completes it). None when nothing is missing."""
     handle = handle if handle is not None else kb.store  # a request's, when it has one
-    missing = handle.vectors_missing() if isinstance(handle, VectorsLater) else 0
+    missing = vectors_missing(handle)
     with _FILLS_LOCK:
         state = _FILLS.get(_key(kb))
         if state is not None and (state.running or state.error is not None):

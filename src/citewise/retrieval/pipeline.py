@@ -43,7 +43,6 @@ async def retrieve(
     """
     if not query.strip():
         return []
-    options = while_embedding(store, options)
     if is_synchronous(options):
         # Nothing to await: one hop off the loop for the whole search, not one per stage.
         return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
@@ -74,7 +73,8 @@ def while_embedding(store: KBStore, options: SearchOptions) -> SearchOptions:
     """``options``, searching by keywords alone while some of ``store``'s chunks still wait
     for their vectors (a knowledge base written text first): a dense ranking over part of
     the chunks would rank the embedded ones above the rest. Once every chunk has its
-    vectors the options are as asked (hybrid)."""
+    vectors the options are as asked (hybrid). Applied once, by the caller, before it picks
+    the embedder (``KnowledgeBase``): :func:`retrieve` takes the options as given."""
     if options.search_type == "full_text" or not vectors_missing(store):
         return options
     return options.merged({"search_type": "full_text"})
@@ -112,7 +112,6 @@ def retrieve_sync(
         raise ValueError("these options need a model or a reranker: use retrieve()")
     if not query.strip():
         return []
-    options = while_embedding(store, options)
     hits = search_many(
         store, embedder, [query], k=options.top_k, mode=options.ranker,
         filter=options.search_filter(), vector_weight=options.vector_weight,
