@@ -15,7 +15,7 @@ from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import LATEST
 from tests import pg
-from tests.store.pg_versions import to_version_3
+from tests.store.pg_versions import in_schema, to_version_3
 from tests.store.support import (
     CJK_TEXTS,
     DIM,
@@ -293,16 +293,14 @@ def test_a_version_1_store_is_refused_until_migrated_then_ranks_identifiers(
     fresh.close()
     # Back to what citewise wrote before migration 2: no identifier postings, two lengths.
     to_version_3(pg_url)
-    schema = pg_url.split("schema=")[1]
-    with psycopg.connect(pg.server_url(), autocommit=True) as conn:
-        for statement in (
-            "DELETE FROM {s}.postings WHERE idx = 3",
-            "UPDATE {s}.chunks SET lengths = lengths[1:2]",
-            "UPDATE {s}.kbs SET tokens = tokens[1:2]",
-            "DELETE FROM {s}.schema_version WHERE version >= 2",
-            "ALTER TABLE {s}.documents DROP COLUMN metadata",
-        ):
-            conn.execute(statement.format(s=f'"{schema}"').encode())
+    in_schema(
+        pg_url,
+        "DELETE FROM {s}.postings WHERE idx = 3",
+        "UPDATE {s}.chunks SET lengths = lengths[1:2]",
+        "UPDATE {s}.kbs SET tokens = tokens[1:2]",
+        "DELETE FROM {s}.schema_version WHERE version >= 2",
+        "ALTER TABLE {s}.documents DROP COLUMN metadata",
+    )
     with pytest.raises(ConfigurationError, match="run `citewise store migrate`"):
         open_store(pg_url, home=Path("."))
     off = open_store(pg_url + "&auto_migrate=false", home=Path("."))
@@ -326,10 +324,11 @@ def test_migration_3_adds_document_metadata_in_place(pg_url: str) -> None:
     store.create("kb").apply([first])
     store.close()
     to_version_3(pg_url)
-    schema = pg_url.split("schema=")[1]
-    with psycopg.connect(pg.server_url(), autocommit=True) as conn:  # what version 2 wrote
-        conn.execute(f'ALTER TABLE "{schema}".documents DROP COLUMN metadata'.encode())
-        conn.execute(f'DELETE FROM "{schema}".schema_version WHERE version = 3'.encode())
+    in_schema(  # what version 2 wrote
+        pg_url,
+        "ALTER TABLE {s}.documents DROP COLUMN metadata",
+        "DELETE FROM {s}.schema_version WHERE version = 3",
+    )
     store = open_store(pg_url, home=Path("."))  # safe: migrated on first use
     try:
         assert isinstance(store, PostgresStore) and store.schema_version() == LATEST
