@@ -75,7 +75,7 @@ def test_with_no_kb_the_only_one_is_served_and_said(
         app = serving_app(args, Settings(home=home))
     assert "serving every knowledge base (handbook, policies)" in caplog.text
     assert app.state.runtime.default_name == "all"
-    assert app.state.runtime.answering().name == "all"
+    assert app.state.runtime.answering()[0].name == "all"
 
 
 def free_port() -> int:

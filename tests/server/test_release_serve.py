@@ -75,6 +75,9 @@ def ask(sdk: OpenAI, text: str) -> str:
 
 def library_hit(home: Path, query: str) -> str:
     kb = KnowledgeBase("widgets-2.0.0", settings=Settings(home=home))
+    # Served text first: its vectors may still be computed in the background (a keyword
+    # search alone may find nothing in "library"). Completing them waits for that fill.
+    kb.complete_vectors()
     (hit,) = kb.search(query, top_k=1, scope="library")
     return hit.url
 

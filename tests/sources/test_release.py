@@ -391,3 +391,24 @@ def test_a_served_release_answers_by_keywords_while_it_is_embedded(
     assert state.error is None and vectors_missing(kb.store) == 0
     (hit,) = kb.search("pip install", top_k=1)
     assert "dense" in hit.rankers
+
+
+def test_a_release_request_defers_the_build_to_its_first_search(
+    widgets: LocalSite, settings: Settings
+) -> None:
+    """Before the release is built, its request carries the build: resolving and a reply
+    that searches nothing fetch nothing; the first search builds it once and runs there,
+    under the options checked against the built index."""
+    index = ReleaseIndex(spec_for(widgets, "1.0.0"), Library(settings))
+    kb, request = index.request({"top_k": 1})
+    assert request.store is None and request.build is not None and not index.ready
+    assert widgets.requests == []
+    (hit,) = kb.search("pip install", request)
+    assert index.ready and hit.url == "https://widgets.example/1.0.0/guide/install/"
+    assert widgets.requests.count("/versions.json") == 1
+    # Built now: the next request is resolved against the index, with nothing deferred.
+    built, resolved = index.request({"top_k": 2})
+    assert built is index.get() and resolved.build is None and resolved.store is not None
+    assert resolved.options.top_k == 2
+    (again,) = kb.search("pip install", request)  # the first request still searches the same
+    assert again.url == hit.url and widgets.requests.count("/versions.json") == 1

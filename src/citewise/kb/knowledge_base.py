@@ -365,16 +365,16 @@ class KnowledgeBase:
         if isinstance(options, Resolved):
             if not overrides:
                 return options
-            store, meta, base = options.store, options.meta, options.options
-            checked = _checked(self.name, base.merged(overrides), meta)
+            store, meta, build = options.store, options.meta, options.build
+            checked = _checked(self.name, options.options.merged(overrides), meta)
         else:
-            store = self.store
+            store, build = self.store, None
             meta = store.meta()
             defaults = KBConfig.from_meta(meta, default_embedder=self.settings.embedder).defaults
             checked = _checked(self.name, defaults.merged(options).merged(overrides), meta)
         if checked.doc_metadata and store is not None:
             checked = narrowed(checked, store.documents())
-        return Resolved(checked, store, meta)
+        return Resolved(checked, store, meta, build)
 
     async def asearch(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
         """The sections that best match ``query``, best first, under this knowledge base's
@@ -413,6 +413,12 @@ class KnowledgeBase:
     async def _search(
         self, query: str, options: SearchOptions, request: Resolved | None = None
     ) -> list[Hit]:
+        if request is not None and request.build is not None:
+            # Not built yet (a release): built now, off the event loop, and searched there
+            # under the options checked against the built index.
+            built = await asyncio.to_thread(request.build)
+            resolved = await asyncio.to_thread(built.resolved, options)
+            return await built._search(query, resolved.options, resolved)
         # ``chat_model``: the request's, else this knowledge base's (resolved), else global.
         model = self.model_for(options.chat_model) if options.needs_model else None
         # The request's store and meta when it was resolved with them: not opened again.

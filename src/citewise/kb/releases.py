@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
 from citewise.errors import ConfigurationError
 from citewise.kb import vector_fill
-from citewise.kb.config import META_RELEASE_CHOICES, KBConfig
+from citewise.kb.config import META_RELEASE_CHOICES
 from citewise.kb.ingest import IndexReport, Progress
 from citewise.kb.knowledge_base import KnowledgeBase, Options
 from citewise.kb.library import Library
 from citewise.kb.request import Resolved
-from citewise.models import Hit
-from citewise.options import ALL_SCOPE, SearchOptions
+from citewise.options import SearchOptions
 from citewise.parsing.markdown import site_base
 from citewise.sources.release import (
     FetchedRelease,
@@ -30,7 +27,6 @@ from citewise.sources.release import (
 )
 
 __all__ = [
-    "PendingRelease",
     "ReleaseIndex",
     "ReleaseIndexResult",
     "index_release",
@@ -194,46 +190,15 @@ class ReleaseIndex:
                 vector_fill.start(self._result.kb)
             return self._result.kb
 
-    def pending(self) -> KnowledgeBase:
-        """The release's knowledge base for answering: built already, or a
-        :class:`PendingRelease` that builds it only when an answer first searches."""
-        return self.get() if self.ready else PendingRelease(self)
-
-
-class PendingRelease(KnowledgeBase):
-    """A release's knowledge base before it is indexed, for answering a message.
-
-    The workflow plans before it searches, so a greeting (a plan with no query) is answered
-    without fetching or indexing anything; the first search builds the release (off the
-    event loop) and runs there, under the options checked against the built index.
-    """
-
-    def __init__(self, index: ReleaseIndex) -> None:
-        super().__init__(index.kb_name or index.spec.repo, library=index.library)
-        self.index = index
-
-    @property
-    def exists(self) -> bool:
-        return self.index.ready
-
-    @property
-    def config(self) -> KBConfig:
-        return self.index.get().config if self.index.ready else KBConfig()
-
-    @property
-    def scopes(self) -> tuple[str, ...]:
-        return self.index.get().scopes if self.index.ready else (ALL_SCOPE,)
-
-    def resolved(self, options: Options = None, /, **overrides: Any) -> Resolved:
-        """The built-in defaults overridden (the scope is checked once the release is built)."""
-        if self.index.ready:
-            return self.index.get().resolved(options, **overrides)
+    def request(self, options: Options = None) -> tuple[KnowledgeBase, Resolved]:
+        """The release's knowledge base and a request for it (:mod:`citewise.kb.request`):
+        resolved against the index once built; before that, the built-in defaults
+        overridden by ``options``, with the build deferred to the answer's first search
+        (a greeting builds nothing; the scope is checked once the release is built)."""
+        if self.ready:
+            kb = self.get()
+            return kb, kb.resolved(options)
         if isinstance(options, Resolved):
             options = options.options
-        return Resolved(SearchOptions().merged(options).merged(overrides))
-
-    async def _search(
-        self, query: str, options: SearchOptions, request: Resolved | None = None
-    ) -> list[Hit]:
-        built = await asyncio.to_thread(self.index.get)
-        return await built._search(query, await asyncio.to_thread(built.resolve, options))
+        kb = KnowledgeBase(self.kb_name or self.spec.repo, library=self.library)
+        return kb, Resolved(SearchOptions().merged(options), build=self.get)

@@ -18,6 +18,7 @@ from citewise.kb import (
     CHAT_MODELS,
     QUERY_REWRITES,
     RERANKERS,
+    KBConfig,
     KnowledgeBase,
     Resolved,
     SearchOptions,
@@ -236,20 +237,20 @@ def resolve(runtime: Runtime, client: ClientSettings) -> tuple[KnowledgeBase, Re
         APIError: 400 naming ``kb`` or ``scope`` when either is unknown.
     """
     try:
-        kb = runtime.answering(client.kb)
-    except (KnowledgeBaseError, ConfigurationError) as error:  # unknown, or an invalid name
+        kb, resolved = runtime.answering(client.kb, client.options)
+    except KnowledgeBaseError as error:  # unknown, or an invalid name
         raise _invalid(KB_SETTING, str(error)) from None
-    try:
-        resolved = kb.resolved(client.options)
     except ConfigurationError as error:
         # The values are valid already: what resolving checks is the scope against the KB
         # and the query rewrite and reranker against the registries.
-        raise _invalid(error.field or "scope", str(error)) from None
+        raise _invalid(error.field or KB_SETTING, str(error)) from None
     asked = client.options.chat_model
     if asked is not None:
         # A client picks among the models the server is set up with (and the ones packages
-        # register by name), not any model name.
-        configured = {runtime.settings.llm_model, kb.config.defaults.chat_model} - {None}
+        # register by name), not any model name: the knowledge base's default is read
+        # from the meta the request already holds (none for a release not built yet).
+        stored = KBConfig.from_meta(resolved.meta, default_embedder=runtime.settings.embedder)
+        configured = {runtime.settings.llm_model, stored.defaults.chat_model} - {None}
         allowed = configured | set(CHAT_MODELS.plugins())
         if asked not in allowed:
             known = ", ".join(sorted(str(name) for name in allowed)) or "none configured"

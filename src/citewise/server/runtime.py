@@ -11,7 +11,8 @@ from fastapi import Request
 
 from citewise.config import Settings, environment
 from citewise.errors import KnowledgeBaseError
-from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, SearchOptions
+from citewise.kb import ALL_SCOPE, KnowledgeBase, Library, Resolved, SearchOptions
+from citewise.kb.knowledge_base import Options
 from citewise.kb.models import ModelFactory
 from citewise.kb.releases import ReleaseIndex
 from citewise.kb.sources import ReleaseSpec, ScopeRule
@@ -146,23 +147,31 @@ class Runtime:
             raise KnowledgeBaseError(f"unknown knowledge base {name!r} (known: {listed})")
         return self.library.open(name)
 
-    def answering(self, name: str | tuple[str, ...] | None = None) -> KnowledgeBase:
-        """:meth:`kb` for answering a message: a release not built yet is built by the
-        answer's first search, not before its plan (a greeting builds nothing). Several
-        names, ``all``, or none when there is no default: the knowledge bases answering as
-        one, each question routed to its libraries (:mod:`citewise.kb.multi`).
+    def answering(
+        self, name: str | tuple[str, ...] | None = None, options: Options = None
+    ) -> tuple[KnowledgeBase, Resolved]:
+        """The knowledge base that answers a message and the request resolved once against
+        it (:mod:`citewise.kb.request`). A release not built yet is built by the answer's
+        first search, not before its plan (a greeting builds nothing). Several names,
+        ``all``, or none when there is no default: the knowledge bases answering as one,
+        each question routed to its libraries (:mod:`citewise.kb.multi`).
 
         Raises:
             KnowledgeBaseError: no such knowledge base.
+            ConfigurationError: an unknown scope, query rewrite or reranker (``field``).
         """
+        if self.release is not None and (name is None or name == self._release_name()):
+            return self.release.request(options)
+        kb = self._answering_kb(name)
+        return kb, kb.resolved(options)
+
+    def _answering_kb(self, name: str | tuple[str, ...] | None) -> KnowledgeBase:
         from citewise.kb.multi import ALL, KnowledgeBases
 
         if isinstance(name, tuple):
             kbs = KnowledgeBases(self.library, name)
             kbs.names  # noqa: B018  (refuses an unknown name now, naming the known ones)
             return kbs if len(name) > 1 else self.kb(name[0])
-        if self.release is not None and (name is None or name == self._release_name()):
-            return self.release.pending()
         if name == ALL and ALL not in self.library.names():
             return KnowledgeBases(self.library)
         if name is None and self.default is None and self._serves_all():
