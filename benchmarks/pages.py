@@ -23,7 +23,7 @@ from citewise.errors import ConfigurationError
 from citewise.evaluation.report import git_commit
 from citewise.models import Section
 
-__all__ = ["BuiltSite", "bench_built_site", "format_report", "load_parser", "root_sites",
+__all__ = ["BuiltSite", "bench_built_site", "format_report", "load_parser", "main", "root_sites",
            "run_pages_benchmark"]  # fmt: skip
 
 Parse = Callable[..., list[Section]]

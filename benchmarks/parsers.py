@@ -39,7 +39,9 @@ from citewise.errors import SourceError
 from citewise.evaluation.metrics import evaluate_at
 from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase
 
-__all__ = ["PARSERS", "Experiment", "format_report", "load_experiments", "run_parser_compare"]
+__all__ = [
+    "PARSERS", "Experiment", "format_report", "load_experiments", "main", "run_parser_compare",
+]  # fmt: skip
 
 PARSERS = ("html", "text", "markdown", "parsed", EXTERNAL)
 # citewise's smallest parent chunk; LangRAG's 140-character chunks are raised to it.

@@ -46,7 +46,7 @@ SEQUENTIAL = 20
 _NOT_SERVER = ("plan", "search", "generate", "grade", "rewrite")
 _SECTION = re.compile(r'<section url="([^"]+)" title="([^"]+)">')
 
-__all__ = ["format_report", "run_serve_benchmark"]
+__all__ = ["format_report", "main", "run_serve_benchmark"]
 
 
 def cite_first_section(call: Any) -> str:

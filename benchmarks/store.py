@@ -28,7 +28,7 @@ from citewise.kb import KnowledgeBase, Library, Progress
 from citewise.models import Chunk, Document
 from citewise.store import DocumentUpdate, KBStore, Store, open_store
 
-__all__ = ["format_report", "run_store_benchmark"]
+__all__ = ["format_report", "main", "run_store_benchmark"]
 
 BENCH_KB = "bench"
 DIM = 384
