@@ -29,7 +29,9 @@ MANIFEST = Path(__file__).with_name("sites.toml")
 DEFAULT_TOOLS = REPO.parent / "shared" / "data" / "sites" / "tools"
 
 
-def run(cmd: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+def run(
+    cmd: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> None:
     """Run a build step, its output appended to the site's log; a failing step stops the site."""
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")

@@ -22,7 +22,7 @@ def test_every_command_and_subcommand_is_documented() -> None:
     text = reference()
     for command in (
         "index", "sections", "search", "ask", "eval", "bench beir", "bench embed",
-        "bench langrag", "bench serve", "serve", "mcp", "kb create", "kb list", "kb show",
+        "bench latency", "serve", "mcp", "kb create", "kb list", "kb show",
         "kb delete", "kb search", "doc add", "doc list", "doc delete",
     ):  # fmt: skip
         assert f"### citewise {command}\n" in text or f"#### citewise {command}\n" in text

@@ -63,7 +63,7 @@ class MiniLMEmbedder:
         self,
         *,
         threads: int | None = None,
-        # 32: the fastest of 16/32/64 with token windows (`citewise bench ingest`,
+        # 32: the fastest of 16/32/64 with token windows (`python -m benchmarks.ingest`,
         # benchmarks/ingest.md); batches are sorted by length, so padding stays small.
         batch_size: int = 32,
         window_chars: int = 700,

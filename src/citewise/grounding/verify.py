@@ -4,7 +4,7 @@
 conversation) and reports what they do not support: identifier-like tokens found nowhere in
 them, links that point at no retrieved section, citations whose section shares too few words
 with the sentence they are attached to, and blocks no section supports. It is plain string
-work, a few milliseconds per answer (``citewise bench verify``).
+work, a few milliseconds per answer (``python -m benchmarks.verify``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`citewise bench verify`: the grounding check's speed, and the data behind its thresholds.
+"""`python -m benchmarks.verify`: the grounding check's speed, and the data behind its thresholds.
 
 Speed: each case's question is searched (ten sections); its written answer is padded with
 sentences of those sections (inline code, a link) to 2,000 characters; ``verify`` and
@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import common
+from citewise.config import Settings
 from citewise.evaluation.cases import Case, load_cases
 from citewise.graph.citations import find_citations
 from citewise.graph.prompts import section_title
@@ -31,7 +34,7 @@ from citewise.grounding import BLOCK_THRESHOLD, CITATION_THRESHOLD, ground, veri
 from citewise.grounding.markdown import sentence_around, without_links
 from citewise.grounding.overlap import content_words, support
 from citewise.grounding.verify import Sources, claims
-from citewise.kb import KnowledgeBase
+from citewise.kb import KnowledgeBase, Library
 from citewise.models import Citation, Hit
 
 ANSWER_CHARS = 2000
@@ -203,7 +206,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [
         "# Grounding check: speed and thresholds",
         "",
-        "Made by `citewise bench verify CASES --answers ANSWERS --kb KB --output FILE.json`.",
+        "Made by `python -m benchmarks.verify CASES --answers ANSWERS --kb KB --output FILE.json`.",
         f"Cases: {', '.join(report['cases'])}.",
         "",
         "Speed: each case's conversation is searched for ten sections; its written answer is "
@@ -250,3 +253,31 @@ def format_report(report: dict[str, Any]) -> str:
                 f"| {rate['threshold']} | {rate['positives_kept']} | {rate['negatives_passed']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.verify CASES --answers ANSWERS --kb KB``."""
+    cli = common.parser("benchmarks.verify", __doc__)
+    cli.add_argument("cases", help="question cases (e.g. ../shared/data/lgos-dev-cases.json)")
+    cli.add_argument(
+        "--answers",
+        default="tests/data/lgos-dev-answers.json",
+        help="written answers per case id (JSON; {docs} stands for its _docs URL)",
+    )
+    cli.add_argument("--kb", default="docs", help="knowledge base the cases ask")
+    cli.add_argument("--rounds", type=int, default=50, help="timed runs per case")
+    common.add_report_options(cli)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        kb = Library.shared(Settings.from_env()).open(args.kb)
+        report = run_verify_benchmark(kb, Path(args.cases), Path(args.answers), rounds=args.rounds)
+        common.save_report(args.output, report, format_report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.verify", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.langrag import document_source, load_set
 from citewise.config import Settings
 from citewise.errors import SourceError
-from citewise.evaluation.langrag import document_source, load_set
 from citewise.evaluation.metrics import evaluate_at
 from citewise.kb import IndexStrategy, KBConfig, Library, model_configured
 

@@ -1,4 +1,5 @@
-"""``citewise bench ingest``: every variant indexes the same sample; ratios to the baseline."""
+"""``python -m benchmarks.ingest``: every variant indexes the same sample; ratios to the
+baseline."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from citewise.cli import main
+from benchmarks.ingest import main
 
-SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scifact"
+from ..conftest import SHARED_DATA
+
+SCIFACT = SHARED_DATA / "scifact"
 
 
-@pytest.mark.skipif(not SCIFACT.is_dir(), reason="../shared/data/scifact is not here")
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"{SCIFACT} is not here")
 def test_bench_ingest_compares_window_settings_on_the_same_documents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
     output = tmp_path / "ingest.json"
-    code = main(["bench", "ingest", str(SCIFACT), "--documents", "12", "--rounds", "1",
+    code = main([str(SCIFACT), "--documents", "12", "--rounds", "1",
                  "--batch-sizes", "8", "--output", str(output)])  # fmt: skip
     assert code == 0
     report = json.loads(output.read_text())

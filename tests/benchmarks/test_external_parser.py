@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from citewise.evaluation.external_parser import markdown_sections, markitdown_document
+from benchmarks.external_parser import markdown_sections, markitdown_document
 from tests.kb_support import MakeKB
 
 pytest.importorskip("markitdown", reason="the compare extra is not installed")

@@ -1,4 +1,4 @@
-"""An external parser for ``bench parsers``: Microsoft's markitdown (PyPI, extra ``compare``)
+"""An external parser for ``benchmarks.parsers``: Microsoft's markitdown (PyPI, in ``dev``)
 converts a raw file to Markdown, split here into pre-parsed sections (heading, level,
 content), the form ``doc add --parsed`` takes from any other parser.
 
@@ -49,7 +49,7 @@ def markitdown_document(doc_id: str, data: bytes, extension: str) -> dict[str, A
     try:
         from markitdown import MarkItDown
     except ImportError:
-        raise MissingExtraError("markitdown", "compare", "the external parser comparison") from None
+        raise MissingExtraError("markitdown", "dev", "the external parser comparison") from None
     result = MarkItDown(enable_plugins=False).convert_stream(
         io.BytesIO(data), file_extension=extension
     )

@@ -1,11 +1,11 @@
-"""``citewise bench serve`` on a small load: the report's shape and an error-free run."""
+"""``python -m benchmarks.serve`` on a small load: the report's shape and an error-free run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.serve import format_report, run_serve_benchmark
 from citewise.config import Settings
-from citewise.server.bench import format_report, run_serve_benchmark
 
 
 def test_bench_serve_reports_overhead_against_the_echo(lgos_home: Path) -> None:

@@ -1,4 +1,5 @@
-"""`citewise bench langrag` on a tiny set written by the test, and on the shared sets' shape."""
+"""`python -m benchmarks.langrag` on a tiny set written by the test, and on the shared sets'
+shape."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.langrag import document_source, format_report, run_langrag_benchmark, runs
 from citewise.config import Settings
-from citewise.evaluation.langrag import document_source, format_report, run_langrag_benchmark, runs
 
 from ..conftest import SHARED_DATA, require
 

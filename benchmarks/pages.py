@@ -1,9 +1,9 @@
-"""`citewise bench pages`: built docs sites parsed page by page, as a crawler hands them over.
+"""`python -m benchmarks.pages`: built docs sites parsed page by page, as a crawler hands them over.
 
 Every ``.html`` file of a built site is parsed with ``parse_html`` (doc id: its path in the
 site, so ``a/index.html`` is the page ``a/``; site URL: the site's base URL), and two things
 are measured per site: the share of section URLs whose anchor is an id of that very page
-(it must be 100%), and, against the site's truth (evaluation.site_truth), the share of the
+(it must be 100%), and, against the site's truth (benchmarks.sites.truth), the share of the
 site's headings and API objects some section cites (the bar is 98%).
 """
 
@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks import common
+from benchmarks.sites.truth import Citation, compare_citations, load_truth
 from citewise.errors import ConfigurationError
 from citewise.evaluation.report import git_commit
-from citewise.evaluation.site_truth import Citation, compare_citations, load_truth
 from citewise.models import Section
 
-__all__ = ["BuiltSite", "bench_built_site", "format_report", "load_parser", "root_sites",
+__all__ = ["BuiltSite", "bench_built_site", "format_report", "load_parser", "main", "root_sites",
            "run_pages_benchmark"]  # fmt: skip
 
 Parse = Callable[..., list[Section]]
@@ -194,3 +196,46 @@ def format_report(report: Mapping[str, Any]) -> str:
             f"({r['api_indexed_pct']}%) | {len(r['errors'])} | {r['seconds']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.pages --root ROOT`` (or ``--built`` one site)."""
+    cli = common.parser("benchmarks.pages", __doc__)
+    cli.add_argument(
+        "--root", help="conformance root (NAME-VERSION/site.json, builds in .build/NAME/site)"
+    )
+    cli.add_argument("--only", nargs="+", metavar="NAME", help="these sites only")
+    cli.add_argument("--built", help="one built site's HTML folder instead of a root")
+    cli.add_argument("--truth", help="with --built: its _site-truth.json")
+    cli.add_argument("--base-url", help="with --built: the URL the site is published at")
+    cli.add_argument("--generator", default="sphinx", choices=("sphinx", "mkdocs"),
+                     help="with --built: how to read its truth")  # fmt: skip
+    cli.add_argument(
+        "--parser", metavar="HTML_PY",
+        help="measure another version of parsing/html.py (a baseline) instead of this one",
+    )  # fmt: skip
+    common.add_report_options(cli)
+    args = cli.parse_args(argv)
+    if args.built:
+        if not (args.truth and args.base_url):
+            cli.error("--built needs --truth and --base-url")
+        sites = [BuiltSite(Path(args.built).name, Path(args.built), Path(args.truth),
+                           args.base_url, args.generator)]  # fmt: skip
+    elif args.root:
+        sites = root_sites(Path(args.root), args.only or None)
+    else:
+        cli.error("give --root, or --built with --truth and --base-url")
+
+    def run() -> int:
+        parse = load_parser(Path(args.parser) if args.parser else None)
+        report = run_pages_benchmark(sites, parse, progress=common.log)
+        report["command"] = common.command("benchmarks.pages", argv)
+        common.save_report(args.output, report, format_report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.pages", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

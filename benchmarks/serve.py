@@ -1,4 +1,4 @@
-"""``citewise bench serve``: the server's own overhead under concurrent streaming requests.
+"""``python -m benchmarks.serve``: the server's own overhead under concurrent streaming requests.
 
 Two servers run in this process on real sockets: citewise answering with a scripted chat
 model (no model latency, so what is measured is the server: settings, retrieval, the
@@ -20,6 +20,7 @@ import os
 import platform
 import re
 import statistics
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import httpx
 from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
+from benchmarks import common
 from citewise import telemetry
 from citewise.config import Settings
 from citewise.server.app import create_app
@@ -44,7 +46,7 @@ SEQUENTIAL = 20
 _NOT_SERVER = ("plan", "search", "generate", "grade", "rewrite")
 _SECTION = re.compile(r'<section url="([^"]+)" title="([^"]+)">')
 
-__all__ = ["format_report", "run_serve_benchmark"]
+__all__ = ["format_report", "main", "run_serve_benchmark"]
 
 
 def cite_first_section(call: Any) -> str:
@@ -245,7 +247,7 @@ def format_report(report: dict[str, Any]) -> str:
     overhead = report["overhead"]
     return "\n".join(
         [
-            "# citewise bench serve",
+            "# python -m benchmarks.serve",
             "",
             f"{report['requests']} streaming `POST /v1/responses` requests "
             f"({report['rounds']} bursts of {report['concurrency']} at once), scripted chat "
@@ -276,3 +278,27 @@ def format_report(report: dict[str, Any]) -> str:
             "",
         ]
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.serve --kb KB``: the server's overhead, scripted model."""
+    cli = common.parser("benchmarks.serve", __doc__)
+    cli.add_argument("--kb", default="docs", help="knowledge base to answer from")
+    cli.add_argument("--concurrency", type=int, default=50)
+    cli.add_argument("--rounds", type=int, default=3, help="bursts of concurrent streams")
+    common.add_report_options(cli)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        report = run_serve_benchmark(
+            Settings.from_env(), kb=args.kb, concurrency=args.concurrency, rounds=args.rounds
+        )
+        common.save_report(args.output, report, format_report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.serve", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

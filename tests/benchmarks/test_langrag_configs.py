@@ -1,4 +1,4 @@
-"""`citewise bench langrag CONFIG`: LangRAG's own configuration files run as written on the
+"""`python -m benchmarks.langrag CONFIG`: LangRAG's own configuration files run as written on the
 set each was written for, reported beside the figures LangRAG published."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from citewise.cli import main
+from benchmarks.langrag import main
+from benchmarks.langrag_configs import experiment, paired_set
 from citewise.errors import SourceError
-from citewise.evaluation.langrag_configs import experiment, paired_set
 
 from ..conftest import SHARED_DATA, require
 
@@ -19,7 +19,7 @@ CONFIGS = SHARED_DATA / "langrag-benchmarks" / "configs"
 
 
 def bench(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    assert main(["bench", "langrag", *argv, "--embedder", "minilm", "--json"]) == 0
+    assert main([*argv, "--embedder", "minilm", "--json"]) == 0
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return report
 
@@ -85,7 +85,7 @@ def test_markdown_report_puts_langrag_and_citewise_rows_together(
 ) -> None:
     config = require(CONFIGS / "parser_compare.json")
     monkeypatch.setenv("CITEWISE_HOME", str(tmp_path))
-    assert main(["bench", "langrag", str(config), "--embedder", "minilm"]) == 0
+    assert main([str(config), "--embedder", "minilm"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("### parser_compare.json on parser_compare_zh (3 documents, 3 queries)")
     assert "| general_parsers_parent_child | citewise minilm |" in out

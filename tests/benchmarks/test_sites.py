@@ -1,4 +1,4 @@
-"""`citewise bench sites`: citewise's citations against real sites' built ground truth."""
+"""`python -m benchmarks.sites`: citewise's citations against real sites' built ground truth."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from citewise.cli import main
+from benchmarks.sites.__main__ import main
+from benchmarks.sites.conformance import bench_site, load_site, run_sites_benchmark
+from benchmarks.sites.truth import Citation, compare_citations, load_truth
 from citewise.errors import ConfigurationError
-from citewise.evaluation.site_truth import Citation, compare_citations, load_truth
-from citewise.evaluation.sites import bench_site, load_site, run_sites_benchmark
 
 from ..conftest import SHARED_DATA, require
 
@@ -151,7 +151,7 @@ def test_bench_sites_command_writes_json_and_markdown(
     manifest.write_text('[[site]]\nname = "tiny"\nversion = "1.0"\n\n'
                         '[[site]]\nname = "lost"\nversion = "2.0"\n')  # fmt: skip
     output = tmp_path / "out" / "sites.json"
-    argv = ["bench", "sites", "--root", str(tmp_path / "root"), "--manifest", str(manifest)]
+    argv = ["--root", str(tmp_path / "root"), "--manifest", str(manifest)]
     assert main([*argv, "--output", str(output)]) == 0
     report = json.loads(output.read_text())
     assert [r["site"] for r in report["sites"]] == ["lost-2.0", "tiny-1.0"]

@@ -1,4 +1,4 @@
-"""`citewise bench verify`: timings of the check and the threshold data, on the dev cases."""
+"""`python -m benchmarks.verify`: timings of the check and the threshold data, on the dev cases."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from citewise.evaluation.verify_bench import (
+from benchmarks.verify import (
     ANSWER_CHARS,
     NEAR,
     format_report,

@@ -1,11 +1,11 @@
-"""`bench pages`: a built site parsed page by page, measured against its truth."""
+"""`python -m benchmarks.pages`: a built site parsed page by page, measured against its truth."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from citewise.evaluation.page_bench import BuiltSite, bench_built_site, load_parser
+from benchmarks.pages import BuiltSite, bench_built_site, load_parser
 
 PAGE = """<html><body><div class="body" role="main"><section id="guide">
 <h1>Guide<a class="headerlink" href="#guide">¶</a></h1><p>Intro.</p>

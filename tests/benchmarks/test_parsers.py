@@ -1,4 +1,5 @@
-"""`citewise bench parsers`: the LangRAG parser comparison set through every citewise parser."""
+"""`python -m benchmarks.parsers`: the LangRAG parser comparison set through every citewise
+parser."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from citewise.cli import main
-from citewise.evaluation.parser_compare import load_experiments
+from benchmarks.parsers import load_experiments, main
 
 from ..conftest import SHARED_DATA, require
 
@@ -34,7 +34,7 @@ def test_bench_parsers_side_by_side(
     dataset = require(SETS / "datasets" / "parser_compare_zh.json")
     monkeypatch.setenv("CITEWISE_HOME", str(tmp_path / "home"))
     output = tmp_path / "report.json"
-    argv = ["bench", "parsers", str(dataset), "--embedder", "minilm", "--output", str(output)]
+    argv = [str(dataset), "--embedder", "minilm", "--output", str(output)]
     assert main(argv) == 0
     table = capsys.readouterr().out
     assert "| minilm | section 200 hybrid | parsed |" in table

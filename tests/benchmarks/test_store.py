@@ -1,11 +1,11 @@
-"""`citewise bench store`'s scale run on a small synthetic knowledge base (both stores)."""
+"""`python -m benchmarks.store`'s scale run on a small synthetic knowledge base (both stores)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.store import format_report, run_store_benchmark
 from citewise.config import Settings
-from citewise.evaluation.store_bench import format_report, run_store_benchmark
 from tests import pg
 
 

@@ -1,10 +1,11 @@
-"""`citewise bench sites`: citewise's citations checked against real sites' built ground truth.
+"""`python -m benchmarks.sites`: citewise's citations checked against real sites' built ground
+truth.
 
 A conformance root (see benchmarks/sites/) holds one folder per site release: its source tree
 as the sdist ships it, ``site.json`` (generator, builder, docs_dir, site_url, site_version,
 base_url) and ``_site-truth.json`` (from the site built with its own toolchain).  For each site
 citewise parses the docs folder as ``citewise sections --api`` does, and the citations are
-compared with the truth both ways (evaluation.site_truth); the issue's thresholds are applied.
+compared with the truth both ways (benchmarks.sites.truth); the issue's thresholds are applied.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sites.truth import Citation, compare_citations, load_truth
 from citewise.errors import CitewiseError, ConfigurationError
 from citewise.evaluation.report import git_commit
-from citewise.evaluation.site_truth import Citation, compare_citations, load_truth
 
 __all__ = [
     "THRESHOLDS", "SiteSpec", "format_report", "load_site", "manifest_folders",

@@ -1,4 +1,5 @@
-"""`citewise bench store`: the SQLite and PostgreSQL stores side by side, then PostgreSQL at scale.
+"""`python -m benchmarks.store`: the SQLite and PostgreSQL stores side by side, then PostgreSQL
+at scale.
 
 Two parts. SciFact through the service layer on each store (nDCG@10 per search type, query
 p50/p95, ingest time with a warm embedding cache so the stores, not the embedder, are timed);
@@ -9,6 +10,7 @@ recall@10 against exact, and BM25 latency, beside SQLite's exact search on the s
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +20,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from benchmarks import common
 from citewise.config import Settings
 from citewise.evaluation.beir import MODES, _dedupe, _index, _percentiles, _timed_run, load_beir
 from citewise.evaluation.metrics import Qrels, Run, evaluate
@@ -25,7 +28,7 @@ from citewise.kb import KnowledgeBase, Library, Progress
 from citewise.models import Chunk, Document
 from citewise.store import DocumentUpdate, KBStore, Store, open_store
 
-__all__ = ["format_report", "run_store_benchmark"]
+__all__ = ["format_report", "main", "run_store_benchmark"]
 
 BENCH_KB = "bench"
 DIM = 384
@@ -286,3 +289,38 @@ def format_report(report: dict[str, Any]) -> str:
                 f"recall@10 {f['recall@10']}"
             )
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.store SCIFACT --postgres URL``."""
+    cli = common.parser("benchmarks.store", __doc__)
+    cli.add_argument("dataset", help="the SciFact BEIR folder")
+    cli.add_argument(
+        "--postgres",
+        required=True,
+        help="postgresql://… (its own schema: citewise_bench unless ?schema= names one)",
+    )
+    cli.add_argument("--sizes", default="10000,100000", help="synthetic chunk counts")
+    cli.add_argument("--ef-search", type=int, default=100, help="HNSW candidate list")
+    cli.add_argument("--skip-scifact", action="store_true")
+    common.add_report_options(cli, markdown_beside=False)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        report = run_store_benchmark(
+            settings=Settings.from_env(),
+            pg_url=args.postgres,
+            scifact=None if args.skip_scifact else Path(args.dataset),
+            sizes=[int(n) for n in args.sizes.split(",") if n],
+            ef_search=args.ef_search,
+            progress=lambda done, total, what: common.log(f"{done}/{total} {what}"),
+        )
+        common.save_report(args.output, report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.store", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,5 @@
-"""`citewise bench parsers`: a LangRAG parser comparison set through every citewise parser that
-applies, side by side.
+"""`python -m benchmarks.parsers`: a LangRAG parser comparison set through every citewise
+parser that applies, side by side.
 
 LangRAG's ``parser_compare_zh`` set gives each document three ways: ``raw_content`` (the HTML
 file), ``content`` (flat text, what a fallback parser keeps) and ``sections`` (the external
@@ -7,11 +7,11 @@ GeneralParsers output: heading, level, page, content). Each becomes a citewise i
 
 - ``html``: the raw file through citewise's HTML parser (tables as Markdown, ``alt`` text);
 - ``text``: the flat content as a ``.txt`` file (no structure, LangRAG's "internal" mode);
-- ``markdown``: title, content and sections as one Markdown file (``bench langrag``'s form);
+- ``markdown``: title, content and sections as one Markdown file (``benchmarks.langrag``'s form);
 - ``parsed``: the sections as pre-parsed content (``doc add --parsed``, "general_parsers");
-- ``markitdown``: the raw file converted by markitdown, an external parser from PyPI (extra
-  ``compare``), its Markdown split at headings into pre-parsed sections
-  (``evaluation/external_parser.py``); left out when markitdown is not installed.
+- ``markitdown``: the raw file converted by markitdown, an external parser from PyPI (in the
+  ``dev`` extra), its Markdown split at headings into pre-parsed sections
+  (``benchmarks/external_parser.py``); left out when markitdown is not installed.
 
 Each runs under each index configuration of the set's LangRAG config file
 (``configs/parser_compare.json``), scored at document level (hit, MRR, nDCG) and at heading
@@ -24,20 +24,24 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import common
+from benchmarks.external_parser import EXTERNAL, markitdown_document
+from benchmarks.langrag import document_source, load_set
 from citewise.config import Settings
 from citewise.errors import SourceError
-from citewise.evaluation.external_parser import EXTERNAL, markitdown_document
-from citewise.evaluation.langrag import document_source, load_set
 from citewise.evaluation.metrics import evaluate_at
 from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase
 
-__all__ = ["PARSERS", "Experiment", "format_report", "load_experiments", "run_parser_compare"]
+__all__ = [
+    "PARSERS", "Experiment", "format_report", "load_experiments", "main", "run_parser_compare",
+]  # fmt: skip
 
 PARSERS = ("html", "text", "markdown", "parsed", EXTERNAL)
 # citewise's smallest parent chunk; LangRAG's 140-character chunks are raised to it.
@@ -284,3 +288,35 @@ def _cell(value: Any) -> str:
     if value is None:
         return "–"
     return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.parsers DATASET``: every parser side by side on the set."""
+    cli = common.parser("benchmarks.parsers", __doc__)
+    cli.add_argument("dataset", help="langrag-benchmarks/datasets/parser_compare_zh.json")
+    cli.add_argument(
+        "--config", default=None, help="LangRAG config (default: ../configs/parser_compare.json)"
+    )
+    cli.add_argument(
+        "--embedder", action="append", default=[], help="repeatable (default: e5 and minilm)"
+    )
+    common.add_report_options(cli, markdown_beside=False)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        report = run_parser_compare(
+            Path(args.dataset),
+            Path(args.config) if args.config else None,
+            settings=Settings.from_env(),
+            embedders=args.embedder or ["e5", "minilm"],
+            progress=common.log,
+        )
+        common.save_report(args.output, report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.parsers", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,5 @@
-"""`citewise bench langrag`: LangBot LangRAG's retrieval benchmark sets, per strategy and option.
+"""`python -m benchmarks.langrag`: LangBot LangRAG's retrieval benchmark sets, per strategy and
+option.
 
 A set (``langrag-benchmarks/datasets/*.json``) has ``documents`` (``id``, ``title``,
 ``content``, optional ``sections`` and, for the parser sets, ``raw_content`` HTML with its
@@ -13,6 +14,7 @@ at 1, 3 and 5.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -20,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import common
 from citewise.config import Settings
-from citewise.errors import SourceError
+from citewise.errors import ConfigurationError, SourceError
 from citewise.evaluation.metrics import evaluate_at
 from citewise.kb import (
     IndexStrategy,
@@ -204,3 +207,59 @@ def format_report(report: dict[str, Any]) -> str:
     if report["skipped"]:
         lines += ["Skipped: " + "; ".join(report["skipped"]), ""]
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.langrag PATH ...``: LangRAG sets, configurations or its folder."""
+    from benchmarks.langrag_configs import format_config_report, is_config, run_config
+
+    cli = common.parser("benchmarks.langrag", __doc__)
+    cli.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="LangRAG configs/<config>.json (run as written on the set it was written for), "
+        "datasets/<set>.json (citewise's own plan), or the langrag-benchmarks folder",
+    )  # fmt: skip
+    cli.add_argument(
+        "--dataset", help="the set to run one configuration file on (default: its own)"
+    )
+    cli.add_argument(
+        "--embedder", action="append", default=[], help="repeatable (default: minilm and e5)"
+    )
+    common.add_report_options(cli, markdown_beside=False)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        settings = Settings.from_env()
+        # A folder is LangRAG's benchmark folder: every configuration in its configs/.
+        paths: list[Path] = []
+        for given in map(Path, args.paths):
+            paths += sorted((given / "configs").glob("*.json")) if given.is_dir() else [given]
+        configs = [path for path in paths if is_config(path)]
+        datasets = [path for path in paths if path not in configs]
+        if args.dataset and len(configs) != 1:
+            raise ConfigurationError("--dataset pairs a set with one configuration file")
+        embedders = args.embedder or ["minilm", "e5"]
+        report: dict[str, Any] = {}
+        if datasets:
+            report = run_langrag_benchmark(
+                datasets, settings=settings, embedders=embedders, progress=common.log
+            )
+        report["configs"] = [
+            run_config(path, settings=settings, embedders=embedders, progress=common.log,
+                       dataset=Path(args.dataset) if args.dataset else None)
+            for path in configs
+        ]  # fmt: skip
+        common.save_report(args.output, report)
+        if args.json:
+            print(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            if datasets:
+                print(format_report(report))
+            print("\n".join(format_config_report(config) for config in report["configs"]))
+        return 0
+
+    return common.guarded("benchmarks.langrag", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,5 @@
-"""`citewise bench ingest`: indexing speed of window and batch settings, same documents, same run.
+"""`python -m benchmarks.ingest`: indexing speed of window and batch settings, same documents,
+same run.
 
 Each variant indexes the same sample of a BEIR corpus into a fresh temporary store with no
 embedding cache, through the service layer's one pipeline (``KnowledgeBase.add_sections``).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import common
 from citewise.config import Settings
 from citewise.embedding.base import Embedder, Vectors
 from citewise.embedding.minilm import MiniLMEmbedder
@@ -119,7 +122,7 @@ def run_ingest_benchmark(
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [
-        f"# citewise bench ingest: {report['dataset']}, {report['documents']} documents, "
+        f"# python -m benchmarks.ingest: {report['dataset']}, {report['documents']} documents, "
         f"median of {report['rounds']} interleaved rounds, no embedding cache",
         "",
         "| variant | windows | seconds | windows/s | documents/s | time vs baseline |",
@@ -131,3 +134,35 @@ def format_report(report: dict[str, Any]) -> str:
             f"{row['documents_per_s']} | {row['time_vs_baseline']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.ingest SCIFACT``: window and batch variants of the embedder."""
+    cli = common.parser("benchmarks.ingest", __doc__)
+    cli.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+    cli.add_argument("--documents", type=int, default=300, help="documents in the sample")
+    cli.add_argument("--rounds", type=int, default=2, help="interleaved rounds (median)")
+    cli.add_argument("--batch-sizes", default="16,32,64", help="comma-separated")
+    cli.add_argument("--threads", default="0", help="comma-separated; 0 = one per CPU")
+    common.add_report_options(cli)
+    args = cli.parse_args(argv)
+
+    def run() -> int:
+        report = run_ingest_benchmark(
+            Path(args.dataset),
+            settings=Settings.from_env(),
+            documents=args.documents,
+            rounds=args.rounds,
+            batch_sizes=[int(n) for n in args.batch_sizes.split(",") if n],
+            threads=[int(n) for n in args.threads.split(",") if n],
+            progress=common.log,
+        )
+        common.save_report(args.output, report, format_report)
+        common.print_report(args, report, format_report)
+        return 0
+
+    return common.guarded("benchmarks.ingest", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
