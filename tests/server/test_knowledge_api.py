@@ -11,8 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from citewise.config import Settings
-from citewise.limits import MAX_FILE_BYTES
+from citewise.config import Limits, Settings
 from citewise.server.errors import install_error_handlers
 from citewise.server.knowledge import router
 from citewise.server.runtime import Runtime, ServerOptions
@@ -130,7 +129,8 @@ def test_upload_errors(api: httpx.Client) -> None:
     url = "/v1/knowledge-bases/docs/documents"
     unsupported = api.post(url, files=[("files", ("tool.exe", b"MZ", "application/octet-stream"))])
     assert unsupported.status_code == 400 and "unsupported format" in error(unsupported)["message"]
-    big = api.post(url, files=[("files", ("big.txt", b"x" * (MAX_FILE_BYTES + 1), "text/plain"))])
+    over = b"x" * (Limits().max_file_bytes + 1)
+    big = api.post(url, files=[("files", ("big.txt", over, "text/plain"))])
     assert big.status_code == 413 and error(big)["code"] == "file_too_large"
     assert api.get(f"{url}").json()["data"] == []
     assert (
