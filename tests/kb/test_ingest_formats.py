@@ -107,6 +107,22 @@ def test_a_file_over_the_limit_stops_indexing_and_stores_nothing(
     assert not KnowledgeBase("mixed", settings=Settings(home=home)).exists
 
 
+def test_a_bad_limit_setting_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("CITEWISE_HOME", str(home))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nSmall page.\n")
+    monkeypatch.setenv("CITEWISE_MAX_FILE_MB", "lots")
+    assert main(["index", str(docs), "--kb", "k"]) != 0
+    assert "CITEWISE_MAX_FILE_MB must be a positive number, not 'lots'" in capsys.readouterr().err
+    assert not KnowledgeBase("k", settings=Settings(home=home)).exists
+    monkeypatch.setenv("CITEWISE_MAX_FILE_MB", "1")
+    assert main(["index", str(docs), "--kb", "k"]) == 0
+
+
 def test_parsed_text_over_the_limit_is_refused_before_chunking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
