@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from citewise.config import Settings
+from citewise.config import ParseSettings, Settings
 from citewise.embedding import Embedder, get_embedder
 from citewise.embedding.base import Vectors
 from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase, source_from_bytes
@@ -46,6 +46,7 @@ def make_kb(tmp_path: Path, minilm: Embedder) -> MakeKB:
         strategy: str = "section",
         model: Any = None,
         defaults: SearchOptions | None = None,
+        parse: ParseSettings | None = None,
         **sizes: int,
     ) -> KnowledgeBase:
         config = KBConfig(
@@ -54,8 +55,9 @@ def make_kb(tmp_path: Path, minilm: Embedder) -> MakeKB:
             defaults=defaults or SearchOptions(),
         )
         return KnowledgeBase.create(
-            name, config, settings=Settings(home=tmp_path / "home"), embedder=minilm, model=model
-        )
+            name, config, settings=Settings(home=tmp_path / "home", parse=parse), embedder=minilm,
+            model=model,
+        )  # fmt: skip
 
     return make
 

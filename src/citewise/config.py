@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from platformdirs import user_data_dir
@@ -57,6 +57,9 @@ class Settings:
         llm_threads / llm_batch_threads: the local model's threads for generating tokens and
             for reading the prompt (``CITEWISE_LLM_THREADS``, ``CITEWISE_LLM_BATCH_THREADS``;
             unset: see ``citewise.llamacpp.default_threads``).
+        parse: how files are parsed, with the size limits on what is ingested (None: read
+            from ``CITEWISE_PARSE_*`` and ``CITEWISE_MAX_*`` when an ingest runs, see
+            :meth:`parsing`).
     """
 
     home: Path
@@ -70,6 +73,7 @@ class Settings:
     llm_temperature: float = 0.0
     llm_threads: int | None = None
     llm_batch_threads: int | None = None
+    parse: ParseSettings | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -97,6 +101,11 @@ class Settings:
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with the given fields changed (``None`` values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
+
+    def parsing(self) -> ParseSettings:
+        """The parse settings and size limits an ingest uses: :attr:`parse` when given, else
+        read from the environment now (a bad value there fails the ingest, not the search)."""
+        return self.parse if self.parse is not None else ParseSettings.from_env()
 
     @property
     def kb_dir(self) -> Path:
@@ -131,11 +140,88 @@ def _threads(env: Mapping[str, str], name: str) -> int | None:
 # Each stage's settings: read when the stage runs (not at import), one area at a time, so a
 # bad value in one area fails only the work that uses it.
 
+MIB = 1024 * 1024
 MAX_SECTIONS = 50_000
 PARSE_SECONDS = 10.0
 PARSE_MEMORY_MIB = 512
 PARSE_SLOTS = 2
 PARSE_ISOLATION = ("heavy", "all", "off")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits on what is ingested, each checked before the work it would make
+    expensive (see :mod:`citewise.limits`); past one the file is refused, nothing indexed.
+
+    Args:
+        max_file_bytes: a file larger than this is refused before any parser sees it
+            (``CITEWISE_MAX_FILE_MB``, 16 MiB).
+        max_text_bytes: parsed text (UTF-8) larger than this is refused before chunking
+            (``CITEWISE_MAX_TEXT_MB``, 4 MiB).
+        max_sections: sections per document (each heading starts one): more is a
+            generated or hostile file (``CITEWISE_MAX_SECTIONS``, 50,000).
+        max_unpacked_bytes: what a zipped format (DOCX) may expand to, so a zip bomb is
+            refused unread (0, the default: four times ``max_file_bytes``; pictures barely
+            compress, a document's XML takes the rest).
+        max_zip_ratio: how many times a zip member over 1 MiB may expand (Word's XML
+            deflates about 5-20 to 1; 345 to 1, 29 KB to 10 MB, is a file made to be
+            expensive).
+        max_pdf_pages: pages per PDF (``CITEWISE_MAX_PDF_PAGES``, 2,000).
+        max_pdf_page_content_bytes / max_pdf_content_bytes: decoded content stream per
+            page (a page of text draws 2-50 KB; pypdf reads drawing operators at about
+            60 KB/s, so 1 MiB is already seconds of work) and of all pages together (16 MiB:
+            more than pypdf reads within a parse budget).
+        max_pdf_table_pages / max_pdf_table_content_bytes: pages given to the (slow) table
+            finder per PDF, and the largest page content it reads (a page of 100,000
+            drawing operators is a figure, not a table, and costs minutes there).
+        max_table_columns / max_table_cells: a table (CSV, DOCX, PDF) wider or larger than
+            this is data, not documentation, and its header repeated in every chunk would
+            multiply it.
+        max_ocr_pages: pages recognised by OCR per PDF (``CITEWISE_MAX_OCR_PAGES``, 200).
+        ocr_page_seconds: the time each page sent to OCR adds to the parse budget
+            (Tesseract takes a second or more a page; 2,000 blank pages would hold a worker
+            for many minutes, hence the page limit).
+    """
+
+    max_file_bytes: int = 16 * MIB
+    max_text_bytes: int = 4 * MIB
+    max_sections: int = MAX_SECTIONS
+    max_unpacked_bytes: int = 0
+    max_zip_ratio: int = 100
+    max_pdf_pages: int = 2000
+    max_pdf_page_content_bytes: int = MIB
+    max_pdf_content_bytes: int = 16 * MIB
+    max_pdf_table_pages: int = 20
+    max_pdf_table_content_bytes: int = 256 * 1024
+    max_table_columns: int = 1000
+    max_table_cells: int = 500_000
+    max_ocr_pages: int = 200
+    ocr_page_seconds: float = 15.0
+
+    def __post_init__(self) -> None:
+        if not self.max_unpacked_bytes:
+            object.__setattr__(self, "max_unpacked_bytes", 4 * self.max_file_bytes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        env = environment() if environ is None else environ
+        default = cls()
+        return cls(
+            max_file_bytes=_mib(env, "CITEWISE_MAX_FILE_MB", default.max_file_bytes),
+            max_text_bytes=_mib(env, "CITEWISE_MAX_TEXT_MB", default.max_text_bytes),
+            max_sections=positive_integer(env, "CITEWISE_MAX_SECTIONS", default.max_sections),
+            max_pdf_pages=positive_integer(env, "CITEWISE_MAX_PDF_PAGES", default.max_pdf_pages),
+            max_ocr_pages=positive_integer(env, "CITEWISE_MAX_OCR_PAGES", default.max_ocr_pages),
+        )
+
+
+def _mib(env: Mapping[str, str], name: str, default: int) -> int:
+    """Bytes from a variable in MiB (``0.5`` is 512 KiB), at least one byte; ``inf`` is
+    refused like any other value that is no size."""
+    mib = positive_number(env, name, default / MIB)
+    if not math.isfinite(mib):
+        raise ConfigurationError(f"{name} must be a positive number, not {env[name]!r}")
+    return max(1, round(mib * MIB))
 
 
 @dataclass(frozen=True)
@@ -148,16 +234,16 @@ class ParseSettings:
             ``heavy`` (default), ``all`` or ``off``.
         seconds / memory_mib: what one parse may spend (``CITEWISE_PARSE_SECONDS``, 10;
             ``CITEWISE_PARSE_MEMORY_MB``, 512).
-        max_sections: the most sections one document may have (``CITEWISE_MAX_SECTIONS``).
         ocr_languages: Tesseract's language codes (``CITEWISE_OCR_LANGUAGES``, ``eng``).
+        limits: the size limits on files and what is parsed from them (:class:`Limits`).
     """
 
     concurrency: int = PARSE_SLOTS
     isolation: str = "heavy"
     seconds: float = PARSE_SECONDS
     memory_mib: int = PARSE_MEMORY_MIB
-    max_sections: int = MAX_SECTIONS
     ocr_languages: str = "eng"
+    limits: Limits = field(default_factory=Limits)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ParseSettings:
@@ -169,16 +255,13 @@ class ParseSettings:
                 f"CITEWISE_PARSE_ISOLATION must be one of {', '.join(PARSE_ISOLATION)}, "
                 f"not {isolation!r}"
             )
-        sections = env.get("CITEWISE_MAX_SECTIONS", "")
         return cls(
             concurrency=int(slots) if slots.isdigit() and int(slots) > 0 else PARSE_SLOTS,
             isolation=isolation,
             seconds=positive_number(env, "CITEWISE_PARSE_SECONDS", PARSE_SECONDS),
             memory_mib=int(positive_number(env, "CITEWISE_PARSE_MEMORY_MB", PARSE_MEMORY_MIB)),
-            max_sections=(
-                int(sections) if sections.isdigit() and int(sections) > 0 else MAX_SECTIONS
-            ),
             ocr_languages=env.get("CITEWISE_OCR_LANGUAGES", "").strip() or "eng",
+            limits=Limits.from_env(env),
         )
 
 
@@ -289,6 +372,17 @@ def positive_number(env: Mapping[str, str], name: str, default: float) -> float:
     if not number > 0:
         raise ConfigurationError(f"{name} must be a positive number, not {value!r}")
     return number
+
+
+def positive_integer(env: Mapping[str, str], name: str, default: int) -> int:
+    """The whole number ``name`` holds (``default`` when unset); anything else, or not above
+    0, is a ConfigurationError naming the variable."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigurationError(f"{name} must be a positive whole number, not {value!r}")
+    return int(value)
 
 
 def _store_timeout(env: Mapping[str, str]) -> float:

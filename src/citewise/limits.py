@@ -1,73 +1,30 @@
-"""Size limits on what citewise ingests, checked before the work they would make expensive."""
+"""The checks of the size limits on what citewise ingests, each made before the work it would
+make expensive. The limits themselves are values (:class:`citewise.config.Limits`, part of
+the parse settings): every check takes the ones its caller was given."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 
-from citewise.config import MAX_SECTIONS, PARSE_MEMORY_MIB, PARSE_SECONDS, ParseSettings
+from citewise.config import MIB, Limits
 from citewise.errors import TooLargeError
 
 __all__ = [
-    "MAX_FILE_BYTES",
-    "MAX_OCR_PAGES",
-    "OCR_PAGE_SECONDS",
-    "MAX_PDF_CONTENT_BYTES",
-    "MAX_PDF_PAGE_CONTENT_BYTES",
-    "MAX_PDF_TABLE_CONTENT_BYTES",
-    "MAX_PDF_TABLE_PAGES",
-    "MAX_PDF_PAGES",
-    "MAX_TABLE_CELLS",
-    "MAX_TABLE_COLUMNS",
-    "MAX_ZIP_RATIO",
-    "ParseBudget",
-    "MAX_SECTIONS",
-    "MAX_TEXT_BYTES",
-    "MAX_UNPACKED_BYTES",
+    "MIB",
+    "Limits",
     "check_file_size",
     "check_section_count",
-    "check_text_size",
     "check_table_shape",
+    "check_text_size",
     "check_unpacked_size",
     "check_zip_members",
-    "max_sections",
     "read_limited",
 ]
 
-MIB = 1024 * 1024
-# A file larger than this is refused before any parser sees it.
-MAX_FILE_BYTES = 16 * MIB
-# Parsed text (UTF-8) larger than this is refused before chunking, embedding or storing.
-MAX_TEXT_BYTES = 4 * MIB
-# Sections per document (each heading starts one): more is a generated or hostile file
-# (MAX_SECTIONS, a setting: citewise.config.ParseSettings).
-# A zipped format (DOCX) may expand to at most this much, so a zip bomb is refused unread:
-# four times the file limit (pictures barely compress; a document's XML takes the rest).
-MAX_UNPACKED_BYTES = 4 * MAX_FILE_BYTES
-# A zip member over ZIP_RATIO_FLOOR bytes may expand at most this many times: Word's XML
-# deflates about 5-20 to 1; 345 to 1 (29 KB to 10 MB) is a file made to be expensive.
-MAX_ZIP_RATIO = 100
-ZIP_RATIO_FLOOR = MIB
-# Pages per PDF, and bytes of decoded content stream per page (a page of text draws 2-50 KB;
-# pypdf reads drawing operators at about 60 KB/s, so 1 MiB is already seconds of work).
-MAX_PDF_PAGES = 2000
-MAX_PDF_PAGE_CONTENT_BYTES = MIB
-# Decoded content of all pages together: more than pypdf reads within a parse budget.
-MAX_PDF_CONTENT_BYTES = 16 * MIB
-# Pages given to the (slow) table finder per PDF, and the largest page content it reads:
-# a page of 100,000 drawing operators is a figure, not a table, and costs minutes there.
-MAX_PDF_TABLE_PAGES = 20
-MAX_PDF_TABLE_CONTENT_BYTES = 256 * 1024
-# A table (CSV, DOCX, PDF) wider or larger than this is data, not documentation, and its
-# header repeated in every chunk would multiply it.
-MAX_TABLE_COLUMNS = 1000
-MAX_TABLE_CELLS = 500_000
-# Pages recognised by OCR per PDF, and the time each adds to the parse budget (Tesseract
-# takes a second or more a page; 2,000 blank pages would hold a worker for many minutes).
-MAX_OCR_PAGES = 200
-OCR_PAGE_SECONDS = 15.0
-# One parse's wall-clock and memory budget (see citewise.parsing.worker): PARSE_SECONDS
-# and PARSE_MEMORY_MIB, settings (citewise.config.ParseSettings).
+# Only a zip member larger than this is held to the expansion ratio (small XML parts of a
+# document deflate far more than its text does, and cost nothing).
+_ZIP_RATIO_FLOOR = MIB
 
 
 def _size(count: int) -> str:
@@ -86,106 +43,89 @@ def _over(size: int, limit: int) -> str:
     return f"more than the {_size(limit)} limit"
 
 
-def check_file_size(name: str | Path, size: int) -> None:
-    """Refuse a file of ``size`` bytes if it is over :data:`MAX_FILE_BYTES`."""
-    if size > MAX_FILE_BYTES:
+def check_file_size(limits: Limits, name: str | Path, size: int) -> None:
+    """Refuse a file of ``size`` bytes if it is over ``limits.max_file_bytes``."""
+    if size > limits.max_file_bytes:
         raise TooLargeError(
-            f"{name}: file is {_over(size, MAX_FILE_BYTES)}; "
+            f"{name}: file is {_over(size, limits.max_file_bytes)}; "
             "refused before parsing, nothing was indexed"
         )
 
 
-def check_text_size(name: str | Path, texts: Iterable[str]) -> None:
-    """Refuse parsed ``texts`` whose UTF-8 size adds up to more than :data:`MAX_TEXT_BYTES`."""
+def check_text_size(limits: Limits, name: str | Path, texts: Iterable[str]) -> None:
+    """Refuse parsed ``texts`` whose UTF-8 size adds up to more than ``limits.max_text_bytes``."""
     total = 0
     for text in texts:
         total += len(text.encode("utf-8"))
-        if total > MAX_TEXT_BYTES:
+        if total > limits.max_text_bytes:
             raise TooLargeError(
-                f"{name}: parsed text is over the {_size(MAX_TEXT_BYTES)} limit; "
+                f"{name}: parsed text is over the {_size(limits.max_text_bytes)} limit; "
                 "refused before chunking, nothing was indexed"
             )
 
 
-def check_unpacked_size(name: str | Path, size: int) -> None:
+def check_unpacked_size(limits: Limits, name: str | Path, size: int) -> None:
     """Refuse an archive-based file whose members expand to more than the unpacked limit."""
-    if size > MAX_UNPACKED_BYTES:
+    if size > limits.max_unpacked_bytes:
         raise TooLargeError(
-            f"{name}: expands to {_over(size, MAX_UNPACKED_BYTES)}; "
+            f"{name}: expands to {_over(size, limits.max_unpacked_bytes)}; "
             "refused before parsing, nothing was indexed"
         )
 
 
-def check_zip_members(name: str | Path, members: Iterable[tuple[str, int, int]]) -> None:
+def check_zip_members(
+    limits: Limits, name: str | Path, members: Iterable[tuple[str, int, int]]
+) -> None:
     """Refuse a zipped file (DOCX) from its members' (name, compressed size, size) before
-    anything is inflated: over :data:`MAX_UNPACKED_BYTES` in all, or a large member that
-    expands more than :data:`MAX_ZIP_RATIO` times.
+    anything is inflated: over ``limits.max_unpacked_bytes`` in all, or a member over 1 MiB
+    that expands more than ``limits.max_zip_ratio`` times.
 
     Python's ``zipfile`` never inflates a member past the size its archive declares (it
     stops there and fails the CRC check), so the declared sizes bound the work.
     """
     total = 0
+    ratio = limits.max_zip_ratio
     for member, packed, size in members:
         total += size
-        if size > ZIP_RATIO_FLOOR and size > MAX_ZIP_RATIO * max(packed, 1):
+        if size > _ZIP_RATIO_FLOOR and size > ratio * max(packed, 1):
             raise TooLargeError(
                 f"{name}: {member} expands {size / max(packed, 1):,.0f} times "
-                f"({_size(packed)} to {_size(size)}), over the limit of {MAX_ZIP_RATIO} "
+                f"({_size(packed)} to {_size(size)}), over the limit of {ratio} "
                 "times; refused before parsing, nothing was indexed"
             )
-    check_unpacked_size(name, total)
+    check_unpacked_size(limits, name, total)
 
 
-def check_table_shape(name: str | Path, columns: int, cells: int) -> None:
-    """Refuse a table over :data:`MAX_TABLE_COLUMNS` columns or :data:`MAX_TABLE_CELLS` cells."""
-    if columns > MAX_TABLE_COLUMNS:
+def check_table_shape(limits: Limits, name: str | Path, columns: int, cells: int) -> None:
+    """Refuse a table over ``limits.max_table_columns`` columns or ``max_table_cells`` cells."""
+    if columns > limits.max_table_columns:
         raise TooLargeError(
             f"{name}: a table of {columns:,} columns, over the limit of "
-            f"{MAX_TABLE_COLUMNS:,}; refused, nothing was indexed"
+            f"{limits.max_table_columns:,}; refused, nothing was indexed"
         )
-    if cells > MAX_TABLE_CELLS:
+    if cells > limits.max_table_cells:
         raise TooLargeError(
-            f"{name}: a table of {cells:,} cells, over the limit of {MAX_TABLE_CELLS:,}; "
-            "refused, nothing was indexed"
+            f"{name}: a table of {cells:,} cells, over the limit of "
+            f"{limits.max_table_cells:,}; refused, nothing was indexed"
         )
 
 
-class ParseBudget:
-    """What one parse may spend: ``seconds`` of wall clock (``CITEWISE_PARSE_SECONDS``,
-    default 10) and ``memory_mib`` of address space (``CITEWISE_PARSE_MEMORY_MB``, default
-    512); past either the parse is stopped and the file refused."""
-
-    def __init__(self, seconds: float = PARSE_SECONDS, memory_mib: int = PARSE_MEMORY_MIB):
-        self.seconds = seconds
-        self.memory_mib = memory_mib
-
-    @classmethod
-    def from_env(cls) -> ParseBudget:
-        settings = ParseSettings.from_env()
-        return cls(settings.seconds, settings.memory_mib)
-
-
-def max_sections() -> int:
-    """The most sections one document may have (``CITEWISE_MAX_SECTIONS``, default 50,000):
-    past it a file is refused rather than filling the index with fragments."""
-    return ParseSettings.from_env().max_sections
-
-
-def check_section_count(name: str | Path, count: int) -> None:
-    """Refuse a document with more sections than :func:`max_sections`."""
-    limit = max_sections()
-    if count > limit:
+def check_section_count(limits: Limits, name: str | Path, count: int) -> None:
+    """Refuse a document with more sections than ``limits.max_sections``
+    (``CITEWISE_MAX_SECTIONS``): past it a file is refused rather than filling the index
+    with fragments."""
+    if count > limits.max_sections:
         raise TooLargeError(
-            f"{name}: {count:,} sections, over the limit of {limit:,} per document "
-            "(CITEWISE_MAX_SECTIONS); refused, nothing was indexed"
+            f"{name}: {count:,} sections, over the limit of {limits.max_sections:,} per "
+            "document (CITEWISE_MAX_SECTIONS); refused, nothing was indexed"
         )
 
 
-def read_limited(path: Path) -> bytes:
-    """The bytes of ``path``; a file over :data:`MAX_FILE_BYTES` is refused, not read."""
-    check_file_size(path, path.stat().st_size)
+def read_limited(limits: Limits, path: Path) -> bytes:
+    """The bytes of ``path``; a file over ``limits.max_file_bytes`` is refused, not read."""
+    check_file_size(limits, path, path.stat().st_size)
     with path.open("rb") as handle:
         # One byte past the limit catches a file that grew after the size check.
-        data = handle.read(MAX_FILE_BYTES + 1)
-    check_file_size(path, len(data))
+        data = handle.read(limits.max_file_bytes + 1)
+    check_file_size(limits, path, len(data))
     return data

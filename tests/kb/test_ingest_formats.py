@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 import citewise.kb.ingest as ingest_module
-from citewise import limits
 from citewise.cli import main
-from citewise.config import Settings
+from citewise.config import Limits, ParseSettings, Settings
 from citewise.errors import TooLargeError
 from citewise.kb import KnowledgeBase
 from citewise.parsing.source import parse_file
@@ -100,11 +99,28 @@ def test_a_file_over_the_limit_stops_indexing_and_stores_nothing(
     monkeypatch.setenv("CITEWISE_HOME", str(home))
     docs = tmp_path / "docs"
     write_mixed(docs)
-    monkeypatch.setattr(limits, "MAX_FILE_BYTES", 2000)  # the PDF and DOCX are bigger
+    # The operator's setting: 2,097 bytes (the PDF and DOCX are bigger).
+    monkeypatch.setenv("CITEWISE_MAX_FILE_MB", "0.002")
     assert main(["index", str(docs), "--kb", "mixed"]) == 1
     error = capsys.readouterr().err
     assert "handbook.docx: file is" in error and "over the 2.0 KiB limit" in error
     assert not KnowledgeBase("mixed", settings=Settings(home=home)).exists
+
+
+def test_a_bad_limit_setting_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("CITEWISE_HOME", str(home))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nSmall page.\n")
+    monkeypatch.setenv("CITEWISE_MAX_FILE_MB", "lots")
+    assert main(["index", str(docs), "--kb", "k"]) != 0
+    assert "CITEWISE_MAX_FILE_MB must be a positive number, not 'lots'" in capsys.readouterr().err
+    assert not KnowledgeBase("k", settings=Settings(home=home)).exists
+    monkeypatch.setenv("CITEWISE_MAX_FILE_MB", "1")
+    assert main(["index", str(docs), "--kb", "k"]) == 0
 
 
 def test_parsed_text_over_the_limit_is_refused_before_chunking(
@@ -120,8 +136,8 @@ def test_parsed_text_over_the_limit_is_refused_before_chunking(
 
     # A 1.9 KiB CSV makes more than 2 KiB of table text: the bytes pass, the text does not.
     (docs / "wide.csv").write_text("a,b,c,d\n" + "1,2,3,4\n" * 240)
-    monkeypatch.setattr(limits, "MAX_FILE_BYTES", 2000)
-    monkeypatch.setattr(limits, "MAX_TEXT_BYTES", 2048)
+    tight = ParseSettings(limits=Limits(max_file_bytes=2000, max_text_bytes=2048))
+    kb = KnowledgeBase("kb", settings=Settings(home=home, parse=tight))
 
     def no_chunking(*args: object, **kwargs: object) -> None:
         raise AssertionError("chunked text over the limit")
@@ -135,9 +151,10 @@ def test_parsed_text_over_the_limit_is_refused_before_chunking(
 
 def test_the_real_text_limit_is_4_mib_of_parsed_text(tmp_path: Path) -> None:
     path = tmp_path / "big.txt"
-    fits = SourceFile("big.txt", path, "x" * limits.MAX_TEXT_BYTES)
-    assert len(parse_file(fits, site_url="", version=None)[0].text) == limits.MAX_TEXT_BYTES
-    over = SourceFile("big.txt", path, "x" * (limits.MAX_TEXT_BYTES + 1))
+    limit = Limits().max_text_bytes
+    fits = SourceFile("big.txt", path, "x" * limit)
+    assert len(parse_file(fits, site_url="", version=None)[0].text) == limit
+    over = SourceFile("big.txt", path, "x" * (limit + 1))
     with pytest.raises(TooLargeError, match=r"big\.txt: parsed text is over the 4\.0 MiB"):
         parse_file(over, site_url="", version=None)
 
@@ -145,7 +162,7 @@ def test_the_real_text_limit_is_4_mib_of_parsed_text(tmp_path: Path) -> None:
 def test_parse_file_refuses_an_oversized_source_that_skipped_the_folder_reader(
     tmp_path: Path,
 ) -> None:
-    data = b"%PDF" + b"\0" * limits.MAX_FILE_BYTES
+    data = b"%PDF" + b"\0" * Limits().max_file_bytes
     upload = SourceFile("up.pdf", tmp_path / "up.pdf", data=data, binary=True)
     with pytest.raises(TooLargeError, match=r"up\.pdf: file is more than the 16\.0 MiB limit"):
         parse_file(upload, site_url="", version=None)

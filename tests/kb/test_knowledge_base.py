@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citewise import limits
-from citewise.config import Settings
+from citewise.config import Limits, ParseSettings, Settings
 from citewise.errors import ConfigurationError, KnowledgeBaseError, SourceError, TooLargeError
 from citewise.kb import IndexStrategy, KBConfig, KnowledgeBase, source_from_bytes
 from citewise.kb.config import stored_embedder
@@ -122,20 +121,35 @@ def test_delete_counts_chunks_and_absent_is_zero(make_kb: MakeKB) -> None:
 
 def test_file_over_the_size_limit_stores_nothing(make_kb: MakeKB) -> None:
     kb = make_kb()
-    big = source_from_bytes("big.txt", b"x" * (limits.MAX_FILE_BYTES + 1))
+    big = source_from_bytes("big.txt", b"x" * (Limits().max_file_bytes + 1))
     with pytest.raises(TooLargeError, match="refused before parsing"):
         kb.add_documents([upload("install.md", INSTALL), big])
     assert kb.documents() == []
 
 
-def test_parsed_text_over_the_limit_stores_nothing(
-    make_kb: MakeKB, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    kb = make_kb()
-    monkeypatch.setattr(limits, "MAX_TEXT_BYTES", 100)
-    with pytest.raises(TooLargeError, match="refused before chunking"):
-        kb.add_documents([upload("long.md", sections("Long", "word " * 100))])
+def test_parsed_text_over_the_limit_stores_nothing(make_kb: MakeKB) -> None:
+    long = upload("long.md", sections("Long", "word " * 100))
+    kb = make_kb(parse=ParseSettings(limits=Limits(max_text_bytes=100)))
+    with pytest.raises(TooLargeError, match=r"long\.md: parsed text is over the 100 bytes limit"):
+        kb.add_documents([long])
     assert kb.documents() == [] and kb.store.chunk_ids() == set()
+    # The same file within the default limits is stored.
+    assert make_kb("roomy").add_documents([long]).added == ["long.md"]
+
+
+def test_the_knowledge_base_settings_limit_files_and_parsed_content(
+    make_kb: MakeKB, tmp_path: Path
+) -> None:
+    kb = make_kb(parse=ParseSettings(limits=Limits(max_file_bytes=100, max_sections=2)))
+    with pytest.raises(TooLargeError, match=r"up\.md: file is 207 bytes, over the 100 bytes"):
+        kb.add_upload([("up.md", b"# Big\n\n" + b"x" * 200)])
+    parsed = b'{"id": "p.md", "sections": [{"content": "a"}, {"content": "b"}, {"content": "c"}]}'
+    with pytest.raises(TooLargeError, match=r"p\.md: 3 sections, over the limit of 2"):
+        kb.add_upload([], parsed=parsed)
+    (tmp_path / "big.md").write_text("x" * 101)
+    with pytest.raises(TooLargeError, match=r"big\.md: file is 101 bytes, over the 100 bytes"):
+        kb.add_files([tmp_path / "big.md"])
+    assert kb.documents() == []
 
 
 @pytest.mark.parametrize("name", ["../etc/passwd", "/abs.md", "", "a\x00.md", "..\\x.md"])

@@ -9,11 +9,11 @@ import zipfile
 import docx
 import pytest
 
-from citewise import limits
 from citewise.chunking import chunk_sections
+from citewise.config import Limits
 from citewise.errors import MissingExtraError, SourceError, TooLargeError
 from citewise.models import Section
-from citewise.parsing.base import binary_parser, parser_for
+from citewise.parsing.base import binary_parser, parser_for, takes_limits
 from citewise.parsing.docx import DocxParser, parse_docx
 
 from .files import make_docx
@@ -147,13 +147,24 @@ def test_bad_files_are_refused_with_their_name() -> None:
         parse(out.getvalue(), doc_id="zip.docx")
 
 
-def test_a_zip_that_expands_too_far_is_refused_before_parsing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_zip_that_expands_too_far_is_refused_before_parsing() -> None:
     data = make_docx()
-    monkeypatch.setattr(limits, "MAX_UNPACKED_BYTES", 1000)
+    small = Limits(max_unpacked_bytes=1000)
     with pytest.raises(TooLargeError, match=r"bomb\.docx: expands to .* over the 1000 bytes"):
-        parse(data, doc_id="bomb.docx")
+        parse_docx(data, doc_id="bomb.docx", site_url=SITE, version="1.0", limits=small)
+    assert parse(data, doc_id="bomb.docx")  # within the default limits
+
+
+def test_the_registered_parser_is_given_the_limits() -> None:
+    parser = parser_for("t.docx")
+    assert parser is not None and takes_limits(parser)
+    binary = binary_parser(parser)
+    assert binary is not None
+    with pytest.raises(TooLargeError, match=r"t\.docx: a table of 9 cells, over the limit of 5"):
+        binary.parse_bytes(
+            make_docx(), doc_id="t.docx", site_url=SITE, version=None,
+            limits=Limits(max_table_cells=5),
+        )  # fmt: skip
 
 
 def test_missing_python_docx_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

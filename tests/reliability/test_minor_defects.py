@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citewise import limits
 from citewise.cli import main
 from citewise.config import Settings
 from citewise.errors import SourceError, TooLargeError
+from citewise.limits import MIB, Limits, check_file_size
 from citewise.server import ServerOptions, create_app
 from citewise.server.testing import running
 from citewise.sources.archive import extract_docs
@@ -41,7 +41,7 @@ def test_a_conflict_is_an_invalid_request_error(server: httpx.Client) -> None:
 def test_an_upload_over_the_file_limit_is_not_reported_at_the_limit(
     server: httpx.Client,
 ) -> None:
-    files = {"files": ("big.md", b"x" * (17 * limits.MIB), "text/markdown")}
+    files = {"files": ("big.md", b"x" * (17 * MIB), "text/markdown")}
     response = server.post("/v1/knowledge-bases/t/documents", files=files)
     assert response.status_code == 413
     message = response.json()["error"]["message"]
@@ -52,9 +52,9 @@ def test_an_upload_over_the_file_limit_is_not_reported_at_the_limit(
 
 def test_a_file_size_over_the_limit_is_shown_as_it_is() -> None:
     with pytest.raises(TooLargeError, match=r"file is 17\.0 MiB, over the 16\.0 MiB limit"):
-        limits.check_file_size("a.pdf", 17 * limits.MIB)
+        check_file_size(Limits(), "a.pdf", 17 * MIB)
     with pytest.raises(TooLargeError, match=r"file is more than the 16\.0 MiB limit"):
-        limits.check_file_size("a.pdf", limits.MAX_FILE_BYTES + 1)
+        check_file_size(Limits(), "a.pdf", Limits().max_file_bytes + 1)
 
 
 def test_an_invalid_kb_name_in_the_settings_names_the_setting(server: httpx.Client) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from citewise.config import Settings
-from citewise.limits import MAX_FILE_BYTES
+from citewise.config import Limits, ParseSettings, Settings
 from citewise.server.errors import install_error_handlers
 from citewise.server.knowledge import router
 from citewise.server.runtime import Runtime, ServerOptions
@@ -24,17 +24,21 @@ GUIDE = (
 )
 
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[httpx.Client]:
+@contextmanager
+def serving(settings: Settings) -> Iterator[httpx.Client]:
     app = FastAPI()
     install_error_handlers(app)
     app.include_router(router)
     app.state.admin_keys = frozenset({"admin-secret"})
     app.state.api_keys = frozenset({"user-key"})
-    app.state.runtime = Runtime(
-        Settings(home=tmp_path), ServerOptions(), model_factory=lambda: None
-    )
+    app.state.runtime = Runtime(settings, ServerOptions(), model_factory=lambda: None)
     with running(app) as url, httpx.Client(base_url=url, headers=ADMIN, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[httpx.Client]:
+    with serving(Settings(home=tmp_path)) as client:
         yield client
 
 
@@ -130,7 +134,8 @@ def test_upload_errors(api: httpx.Client) -> None:
     url = "/v1/knowledge-bases/docs/documents"
     unsupported = api.post(url, files=[("files", ("tool.exe", b"MZ", "application/octet-stream"))])
     assert unsupported.status_code == 400 and "unsupported format" in error(unsupported)["message"]
-    big = api.post(url, files=[("files", ("big.txt", b"x" * (MAX_FILE_BYTES + 1), "text/plain"))])
+    over = b"x" * (Limits().max_file_bytes + 1)
+    big = api.post(url, files=[("files", ("big.txt", over, "text/plain"))])
     assert big.status_code == 413 and error(big)["code"] == "file_too_large"
     assert api.get(f"{url}").json()["data"] == []
     assert (
@@ -239,3 +244,18 @@ def test_document_metadata_is_listed_and_filters_a_search(api: httpx.Client) -> 
     assert [hit["doc_id"] for hit in hits] == ["b.md"]
     wrong = api.post(search, json={**body, "doc_metadata": ["author"]})
     assert wrong.status_code == 400 and "doc_metadata" in error(wrong)["message"]
+
+
+def test_uploads_are_held_to_the_server_settings_limits(tmp_path: Path) -> None:
+    tight = ParseSettings(limits=Limits(max_file_bytes=1000, max_sections=2))
+    with serving(Settings(home=tmp_path, parse=tight)) as api:
+        api.post("/v1/knowledge-bases", json={"name": "docs"})
+        url = "/v1/knowledge-bases/docs/documents"
+        big = api.post(url, files=[("files", ("big.md", b"x" * 1500, "text/markdown"))])
+        assert big.status_code == 413
+        # Read only to the limit + 1 byte, the limit of the server's settings.
+        assert "big.md: file is 1001 bytes, over the 1000 bytes limit" in error(big)["message"]
+        many = api.post(url, files=[("files", ("guide.md", GUIDE.encode(), "text/markdown"))])
+        assert many.status_code == 413
+        assert "guide.md: 3 sections, over the limit of 2" in error(many)["message"]
+        assert api.get(url).json()["data"] == []

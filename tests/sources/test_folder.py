@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citewise import limits
+from citewise.config import Limits
 from citewise.errors import SourceError, TooLargeError
 from citewise.sources import SourceFile, read_folder
 
@@ -88,19 +88,18 @@ def test_source_file_from_text_bytes_decodes_when_asked() -> None:
 
 
 @pytest.mark.parametrize("name", ["big.md", "big.pdf"])
-def test_files_over_the_limit_are_refused_with_their_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
-) -> None:
-    monkeypatch.setattr(limits, "MAX_FILE_BYTES", 100)
+def test_files_over_the_limit_are_refused_with_their_name(tmp_path: Path, name: str) -> None:
+    small = Limits(max_file_bytes=100)
     (tmp_path / "ok.md").write_text("x" * 100)
-    assert len(read_folder(tmp_path, {".md", ".pdf"})) == 1
+    assert len(read_folder(tmp_path, {".md", ".pdf"}, limits=small)) == 1
     (tmp_path / name).write_bytes(b"y" * 101)
     with pytest.raises(TooLargeError, match=rf"{name}: file is 101 bytes, over the 100 bytes"):
-        read_folder(tmp_path, {".md", ".pdf"})
+        read_folder(tmp_path, {".md", ".pdf"}, limits=small)
+    assert len(read_folder(tmp_path, {".md", ".pdf"})) == 2  # within the default 16 MiB
 
 
 def test_the_real_file_limit_is_16_mib_and_refuses_without_reading(tmp_path: Path) -> None:
-    assert limits.MAX_FILE_BYTES == 16 * 1024 * 1024
+    assert Limits().max_file_bytes == 16 * 1024 * 1024
     big = tmp_path / "huge.pdf"
     with big.open("wb") as handle:  # sparse: no 16 MiB written to disk
         handle.truncate(16 * 1024 * 1024 + 1)

@@ -215,8 +215,9 @@ def cmd_sections(args: argparse.Namespace, settings: Settings) -> int:
     from citewise.kb import parse_folder
 
     sections = parse_folder(
-        folder, site_url=args.site_url, version=args.version, api=api, page_form=args.page_form
-    )
+        folder, site_url=args.site_url, version=args.version, api=api, page_form=args.page_form,
+        parse_settings=settings.parsing(),
+    )  # fmt: skip
     for section in sections:
         if args.json:
             record = {

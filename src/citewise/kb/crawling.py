@@ -20,7 +20,7 @@ from citewise.errors import KnowledgeBaseError, SourceError, TooLargeError
 from citewise.kb.config import META_STRATEGY
 from citewise.kb.ingest import IndexReport, IngestItem, Progress, fingerprint
 from citewise.kb.ingesting import _ingest
-from citewise.limits import check_section_count, check_text_size
+from citewise.limits import Limits, check_section_count, check_text_size
 from citewise.models import Section
 from citewise.parsing.html import parse_html
 from citewise.sources.crawl import ClientFactory, CrawlResult, crawl_site
@@ -106,6 +106,7 @@ def index_url(
             )  # fmt: skip
         items: list[IngestItem] = []
         refused: dict[str, str] = {}
+        size_limits = kb.settings.parsing().limits
         for page in result.pages:
             print_ = page_print(page.state, site_url)
             unchanged = page.doc_id in stored and stored[page.doc_id].content_hash == print_
@@ -114,7 +115,8 @@ def index_url(
                                         label=page.url, scope=scope_of(page.doc_id)))  # fmt: skip
                 continue
             try:
-                items.append(_parsed(page.doc_id, page.html, print_, site_url, page.url))
+                items.append(_parsed(page.doc_id, page.html, print_, site_url, page.url,
+                                     size_limits))  # fmt: skip
             except TooLargeError as error:  # this page alone is refused, the crawl goes on
                 refused[page.url] = str(error)
                 result.failed.add(page.doc_id)
@@ -159,12 +161,14 @@ def _kept(
     return missing if not result.report.complete else missing & result.failed
 
 
-def _parsed(doc_id: str, html: str, print_: str, site_url: str, url: str) -> IngestItem:
+def _parsed(
+    doc_id: str, html: str, print_: str, site_url: str, url: str, limits: Limits
+) -> IngestItem:
     """A changed page, parsed now under the limits every parsed file has (sections, text)."""
     scope = scope_of(doc_id)
     sections = parse_html(html, doc_id=doc_id, site_url=site_url, version=None, scope=scope)
-    check_section_count(url, len(sections))
-    check_text_size(url, (section.text for section in sections))
+    check_section_count(limits, url, len(sections))
+    check_text_size(limits, url, (section.text for section in sections))
     return IngestItem(doc_id, print_, lambda: sections, label=url, scope=scope)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from citewise import telemetry
 from citewise.chunking import NO_OVERLAP, Overlap, chunk_sections
+from citewise.config import ParseSettings
 from citewise.embedding.base import Embedder, Vectors
 from citewise.embedding.windows import windows_for
 from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
@@ -131,6 +132,7 @@ def folder_items(
     api: ApiReference | None = None,
     skipped: dict[str, str] | None = None,
     tree: DocsTree | None = None,
+    parse_settings: ParseSettings | None = None,
 ) -> list[IngestItem]:
     """Every page of the site built from ``folder`` as an item, with its scopes.
 
@@ -139,7 +141,10 @@ def folder_items(
     files are part of the including page (and of its fingerprint). Pages with API directives
     (mkdocstrings ``:::``, Sphinx ``auto*``) are expanded from ``api``'s source; every other
     file found is named in ``skipped`` with the reason, as is an include that cannot be read.
+    Files are read and parsed within ``parse_settings`` (default: read from the environment
+    now), their size limits included.
     """
+    parse_settings = parse_settings or ParseSettings.from_env()
     tree = tree or docs_tree(folder)
     scope_of = scopes or folder_scopes(folder)
     shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
@@ -149,7 +154,7 @@ def folder_items(
         shape["layout"] = tree.layout.to_meta()
     items = []
     api_print: list[str] = []
-    for source in _read_docs(folder, tree, skipped):
+    for source in _read_docs(folder, tree, skipped, parse_settings):
         scope = scope_of(source.doc_id)
         # The scope is part of the fingerprint so a changed nav rewrites the chunks' scopes
         # (their ids, and so their vectors, stay: nothing is re-embedded).
@@ -161,12 +166,14 @@ def folder_items(
         items.append(
             _source_item(source, fingerprint(source.data, {**shape, **extra}), scope,
                          site_url=site_url, version=version, api=api if uses_api else None,
-                         problems=skipped, layout=tree.layout)
+                         problems=skipped, layout=tree.layout, settings=parse_settings)
         )  # fmt: skip
     return items
 
 
-def _read_docs(folder: Path, tree: DocsTree, skipped: dict[str, str] | None) -> list[SourceFile]:
+def _read_docs(
+    folder: Path, tree: DocsTree, skipped: dict[str, str] | None, settings: ParseSettings
+) -> list[SourceFile]:
     """The site's pages under ``folder``, includes expanded; the other files are named in
     ``skipped`` with why.
 
@@ -179,9 +186,9 @@ def _read_docs(folder: Path, tree: DocsTree, skipped: dict[str, str] | None) -> 
     refused: dict[str, str] = {}
     problems: dict[str, str] = {}
     sources = [
-        expand_includes(source, tree, problems)
+        expand_includes(source, tree, problems, settings.limits)
         for source in read_folder(tree.source_dir, wanted, binary=binary_suffixes(),
-                                  refused=refused, keep=tree.is_page)
+                                  refused=refused, keep=tree.is_page, limits=settings.limits)
     ]  # fmt: skip
     if skipped is not None:
         inner = _prefix(tree.source_dir, folder)
@@ -219,15 +226,24 @@ _BUILD_DIRS = frozenset({"node_modules", "__pycache__", "site", "public", "_site
 
 
 def upload_items(
-    sources: Sequence[SourceFile], *, scope: str, max_chars: int, overlap: Overlap = NO_OVERLAP
+    sources: Sequence[SourceFile],
+    *,
+    scope: str,
+    max_chars: int,
+    overlap: Overlap = NO_OVERLAP,
+    parse_settings: ParseSettings | None = None,
 ) -> list[IngestItem]:
-    """Uploaded files as items (their names must be distinct)."""
+    """Uploaded files as items (their names must be distinct), parsed within
+    ``parse_settings`` (default: read from the environment now)."""
+    parse_settings = parse_settings or ParseSettings.from_env()
     names = [source.doc_id for source in sources]
     if len(set(names)) != len(names):
         raise SourceError(f"the same document name appears twice: {sorted(names)}")
     shape = {"max_chars": str(max_chars), "scope": scope, "upload": "1"}
     shape.update(_overlap_shape(overlap))
-    return [_source_item(s, fingerprint(s.data, shape), scope) for s in sources]
+    return [
+        _source_item(s, fingerprint(s.data, shape), scope, settings=parse_settings) for s in sources
+    ]
 
 
 def section_items(documents: Mapping[str, Sequence[Section]]) -> list[IngestItem]:
@@ -240,16 +256,23 @@ def section_items(documents: Mapping[str, Sequence[Section]]) -> list[IngestItem
 
 
 def parsed_items(
-    documents: Sequence[ParsedDocument], *, scope: str, max_chars: int
+    documents: Sequence[ParsedDocument],
+    *,
+    scope: str,
+    max_chars: int,
+    parse_settings: ParseSettings | None = None,
 ) -> list[IngestItem]:
-    """Documents an external parser already parsed (see :mod:`citewise.parsing.preparsed`)."""
+    """Documents an external parser already parsed (see :mod:`citewise.parsing.preparsed`),
+    held to the section and text limits of ``parse_settings`` (default: read from the
+    environment now)."""
+    limits = (parse_settings or ParseSettings.from_env()).limits
     shape = {"max_chars": str(max_chars), "scope": scope, "parsed": "1"}
     items = []
     for document in documents:
         data = document.model_dump_json().encode()
 
         def sections(document: ParsedDocument = document) -> list[Section]:
-            return parsed_sections(document, scope=scope)
+            return parsed_sections(document, scope=scope, limits=limits)
 
         items.append(IngestItem(document.id, fingerprint(data, shape), sections, scope=scope))
     return items
@@ -269,10 +292,11 @@ def _source_item(
     api: ApiReference | None = None,
     problems: dict[str, str] | None = None,
     layout: SiteLayout | None = None,
+    settings: ParseSettings,
 ) -> IngestItem:
     def sections() -> list[Section]:
         found = parse_file(source, site_url=site_url, version=version, scope=scope,
-                           layout=layout)  # fmt: skip
+                           layout=layout, settings=settings)  # fmt: skip
         return api.expand(found, problems) if api is not None else found
 
     return IngestItem(source.doc_id, print_, sections, str(source.path), scope)
@@ -291,14 +315,16 @@ def parse_folder(
     scopes: ScopeOf | None = None,
     api: ApiReference | None = None,
     page_form: str | None = None,
+    parse_settings: ParseSettings | None = None,
 ) -> list[Section]:
     """Every section of every page of the site built from ``folder``, in path order (API
     directives expanded from ``api``'s source when given). ``page_form`` (``dirhtml`` or
-    ``html``) overrides the page URL form the site's configuration gives."""
+    ``html``) overrides the page URL form the site's configuration gives; files are read
+    and parsed within ``parse_settings`` (default: read from the environment now)."""
     tree = docs_tree(folder, page_form)
     items = folder_items(
         folder, site_url=site_url, version=version, max_chars=0, scopes=scopes, api=api,
-        tree=tree,
+        tree=tree, parse_settings=parse_settings,
     )  # fmt: skip
     return [section for item in items for section in item.sections()]
 

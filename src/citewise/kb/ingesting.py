@@ -98,7 +98,7 @@ def index_folder(
             folder, site_url=site_url, version=version, max_chars=max_chars, overlap=overlap,
             scopes=folder_scopes(folder, scope_rule, site_config=site_config),
             api=folder_api_reference(folder, site_config, dependencies=api_dependencies),
-            skipped=skipped, tree=tree,
+            skipped=skipped, tree=tree, parse_settings=kb.settings.parsing(),
         )  # fmt: skip
         shape = {"site_url": site_url, "version": version or "", "max_chars": str(max_chars)}
         extra = {"source": str(folder.resolve()), "site_layout": tree.layout.to_meta(),
@@ -126,22 +126,24 @@ def add_files(
     kb: KnowledgeBase, paths: Sequence[Path], *, scope: str = "", parsed: Path | None = None
 ) -> IndexReport:
     """Add files (any supported format) by their file names, and the documents of a
-    parsed-content JSON file ``parsed``; see :meth:`add_documents`."""
+    parsed-content JSON file ``parsed``; see :meth:`add_documents`. Each is held to the
+    size limits of the knowledge base's settings (:meth:`Settings.parsing
+    <citewise.config.Settings.parsing>`)."""
     from citewise.limits import read_limited
     from citewise.parsing.base import binary_suffixes, supported_suffixes
 
     if not paths and parsed is None:
         raise SourceError("nothing to add: give files, parsed content, or both")
     known, binary = supported_suffixes(), binary_suffixes()
+    limits = kb.settings.parsing().limits
     documents: list[ParsedDocument] = []
     if parsed is not None:
         try:
-            documents = parse_parsed(read_limited(parsed), name=str(parsed))
+            documents = parse_parsed(read_limited(limits, parsed), name=str(parsed), limits=limits)
         except OSError as error:
             raise SourceError(f"{parsed}: cannot read it ({error.strerror})") from None
-    return add_documents(
-        kb, read_files(paths, known=known, binary=binary), scope=scope, parsed=documents
-    )
+    sources = read_files(paths, known=known, binary=binary, limits=limits)
+    return add_documents(kb, sources, scope=scope, parsed=documents)
 
 
 def add_documents(
@@ -161,13 +163,17 @@ def add_documents(
     """
     given = {document.id for document in parsed}
     raw = [source for source in sources if source.doc_id not in given]
+    parse_settings = kb.settings.parsing()
     with kb.write_lock():
         config = kb.config
         max_chars = config.strategy.parent_chars
         items = upload_items(
-            raw, scope=scope, max_chars=max_chars, overlap=config.strategy.chunk_overlap
+            raw, scope=scope, max_chars=max_chars, overlap=config.strategy.chunk_overlap,
+            parse_settings=parse_settings,
+        )  # fmt: skip
+        items += parsed_items(
+            parsed, scope=scope, max_chars=max_chars, parse_settings=parse_settings
         )
-        items += parsed_items(parsed, scope=scope, max_chars=max_chars)
         return _ingest(kb, items, config, remove_missing=False, meta={})
 
 
@@ -180,7 +186,8 @@ def add_upload(
 ) -> IndexReport:
     """Add uploaded ``(name, bytes)`` files (names are checked to be safe ids), and the
     documents of the parsed-content JSON ``parsed``, preferred over files of the same id."""
-    documents = parse_parsed(parsed) if parsed is not None else []
+    limits = kb.settings.parsing().limits
+    documents = parse_parsed(parsed, limits=limits) if parsed is not None else []
     if not files and not documents:
         raise SourceError("nothing to add: give files, parsed content, or both")
     sources = [source_from_bytes(n, d) for n, d in files]

@@ -23,6 +23,7 @@ __all__ = [
     "register_parser",
     "site_parser",
     "supported_suffixes",
+    "takes_limits",
 ]
 
 
@@ -33,6 +34,14 @@ class Parser(Protocol):
     def parse(
         self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
     ) -> list[Section]: ...
+
+
+def takes_limits(parser: Parser) -> bool:
+    """Whether ``parser`` checks size limits as it parses (``takes_limits`` true): its
+    ``parse`` (or ``parse_bytes``) then also takes the ingest's limits as ``limits``
+    (a :class:`citewise.config.Limits`). Every parser's output is held to the section and
+    text limits after it returns, whether it takes them or not."""
+    return bool(getattr(parser, "takes_limits", False))
 
 
 @runtime_checkable

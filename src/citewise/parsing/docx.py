@@ -8,6 +8,7 @@ import zipfile
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from citewise.config import Limits
 from citewise.errors import MissingExtraError, SourceError
 from citewise.limits import check_table_shape, check_zip_members
 from citewise.models import Section
@@ -40,22 +41,37 @@ class DocxParser(BytesOnlyParser):
     """Word documents (``.docx``), read from their bytes with ``python-docx``."""
 
     format_name = "DOCX"
+    takes_limits = True
 
     def parse_bytes(
-        self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+        self,
+        data: bytes,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        limits: Limits | None = None,
     ) -> list[Section]:
         budget = _VISION_BUDGET.set([MAX_IMAGES])
         try:
             sections = parse_docx(
-                data, doc_id=doc_id, site_url=site_url, version=version, scope=scope
-            )
+                data, doc_id=doc_id, site_url=site_url, version=version, scope=scope,
+                limits=limits,
+            )  # fmt: skip
         finally:
             _VISION_BUDGET.reset(budget)
         return with_metadata(sections, docx_metadata(data))
 
 
 def parse_docx(
-    data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    data: bytes,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    limits: Limits | None = None,
 ) -> list[Section]:
     """Split the DOCX ``data`` into sections at its ``Title`` and ``Heading 1``-``6`` paragraphs.
 
@@ -68,8 +84,10 @@ def parse_docx(
     Raises:
         SourceError: the file is not a readable DOCX.
         TooLargeError: its zip members expand past the unpacked-size or ratio limit, or a
-            table is over the table limits.
+            table is over the table limits (of ``limits``; default: :class:`Limits`'
+            defaults).
     """
+    limits = limits or Limits()
     try:
         import docx
         from docx.table import Table
@@ -81,14 +99,14 @@ def parse_docx(
             members = [(i.filename, i.compress_size, i.file_size) for i in archive.infolist()]
     except zipfile.BadZipFile:
         raise SourceError(f"{doc_id}: not a DOCX file (not a zip archive)") from None
-    check_zip_members(doc_id, members)
+    check_zip_members(limits, doc_id, members)
     try:
         document = docx.Document(io.BytesIO(data))
         parts: list[Part] = [Part(None)]
         items: list[str] = []  # the list being built: its items stay one block
         for block in document.iter_inner_content():
             if isinstance(block, Table):
-                text = _table(block, doc_id)
+                text = _table(block, doc_id, limits)
                 is_item = False
             else:
                 heading = _heading(block)
@@ -219,7 +237,7 @@ def _seen_by_model(properties: BaseOxmlElement, part: Any, vision: VisionModel) 
     return describe(image.blob, getattr(image, "content_type", "image/png"), vision)
 
 
-def _table(table: Table, doc_id: str) -> str:
-    check_table_shape(doc_id, len(table.columns), len(table.columns) * len(table.rows))
+def _table(table: Table, doc_id: str, limits: Limits) -> str:
+    check_table_shape(limits, doc_id, len(table.columns), len(table.columns) * len(table.rows))
     rows = [[cell.text for cell in row.cells] for row in table.rows]
     return markdown_table(rows)

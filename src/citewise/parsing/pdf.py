@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from citewise.config import Limits
 from citewise.errors import MissingExtraError, SourceError, TooLargeError
-from citewise.limits import MAX_OCR_PAGES, OCR_PAGE_SECONDS
 from citewise.models import Section
 from citewise.parsing.budget import extend_budget
 from citewise.parsing.common import BytesOnlyParser, file_page, file_url, title_from_name
@@ -51,15 +51,31 @@ class PdfParser(BytesOnlyParser):
     """PDF files (``.pdf``), read from their bytes with ``pypdf``: see :func:`parse_pdf`."""
 
     format_name = "PDF"
+    takes_limits = True
 
     def parse_bytes(
-        self, data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+        self,
+        data: bytes,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        limits: Limits | None = None,
     ) -> list[Section]:
-        return parse_pdf(data, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        return parse_pdf(
+            data, doc_id=doc_id, site_url=site_url, version=version, scope=scope, limits=limits
+        )
 
 
 def parse_pdf(
-    data: bytes, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    data: bytes,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    limits: Limits | None = None,
 ) -> list[Section]:
     """Split the PDF ``data`` into sections that each hold text from one page.
 
@@ -77,8 +93,11 @@ def parse_pdf(
     Raises:
         SourceError: the PDF cannot be read, is encrypted, or has no text and cannot be
             recognised (the message names the ``ocr`` extra and Tesseract when missing).
-        TooLargeError: it has more pages or content than :func:`check_pdf_work` allows.
+        TooLargeError: it has more pages or content than :func:`check_pdf_work` allows,
+            or more pages to recognise than ``limits.max_ocr_pages`` (``limits`` default:
+            :class:`Limits`' defaults).
     """
+    limits = limits or Limits()
     try:
         from pypdf import PdfReader
     except ImportError:
@@ -88,9 +107,9 @@ def parse_pdf(
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise SourceError(f"{doc_id}: the PDF is encrypted with a password")
-        sizes = check_pdf_work(doc_id, reader)
+        sizes = check_pdf_work(doc_id, reader, limits)
         pages = [_clean(page.extract_text()) for page in reader.pages]
-        for index, text in table_pages(data, reader, sizes).items():
+        for index, text in table_pages(data, reader, sizes, limits).items():
             pages[index] = _clean(text)
         figures = figure_texts(reader)
         title = _document_title(reader) or title_from_name(doc_id)
@@ -99,7 +118,7 @@ def parse_pdf(
         raise
     except Exception as error:  # pypdf raises many kinds of error on a malformed file
         raise SourceError(f"{doc_id}: not a readable PDF ({error})") from error
-    pages = _recognised(data, pages, doc_id)
+    pages = _recognised(data, pages, doc_id, limits)
     if (vision := vision_model()) is not None:
         for index, texts in page_image_texts(reader, vision).items():
             figures.setdefault(index, []).extend(texts)
@@ -151,7 +170,7 @@ def parse_pdf(
     return with_metadata(sections, metadata)
 
 
-def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:
+def _recognised(data: bytes, pages: list[str], doc_id: str, limits: Limits) -> list[str]:
     """``pages`` with the pages that have no text recognised by OCR, where OCR is available;
     a PDF with no text at all and no OCR is refused, naming what to install."""
     empty = [index for index, text in enumerate(pages) if not text]
@@ -162,13 +181,13 @@ def _recognised(data: bytes, pages: list[str], doc_id: str) -> list[str]:
         if len(empty) < len(pages):
             return pages  # the text it has is indexed; its scanned pages need OCR
         raise SourceError(f"{doc_id}: the PDF has no text layer (scanned?). {missing}")
-    if len(empty) > MAX_OCR_PAGES:
+    if len(empty) > limits.max_ocr_pages:
         raise TooLargeError(
-            f"{doc_id}: {len(empty):,} pages need OCR, over the limit of {MAX_OCR_PAGES:,} "
-            "per PDF; refused, nothing was indexed"
+            f"{doc_id}: {len(empty):,} pages need OCR, over the limit of "
+            f"{limits.max_ocr_pages:,} per PDF; refused, nothing was indexed"
         )
     # OCR takes seconds a page: the parse's budget grows by a fixed allowance per page.
-    extend_budget(len(empty) * OCR_PAGE_SECONDS)
+    extend_budget(len(empty) * limits.ocr_page_seconds)
     recognised = list(pages)
     for index, text in ocr_pages(data, empty, name=doc_id).items():
         recognised[index] = _clean(text)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from citewise.limits import MAX_PDF_TABLE_CONTENT_BYTES, MAX_PDF_TABLE_PAGES
+from citewise.config import Limits
 from citewise.parsing.common import markdown_table
 
 if TYPE_CHECKING:
@@ -20,26 +20,29 @@ __all__ = ["table_pages"]
 _DRAWS_RE = re.compile(rb"(?:^|\s)(?:re|l|S|s|f|F|B)(?:\s|$)")
 
 
-def table_pages(data: bytes, reader: PdfReader, sizes: Sequence[int]) -> dict[int, str]:
+def table_pages(
+    data: bytes, reader: PdfReader, sizes: Sequence[int], limits: Limits
+) -> dict[int, str]:
     """Page index → the page's text with each ruled table as a Markdown table, for the pages
     that have one (the others keep pypdf's text). Tables are found by their drawn cell borders
     (pdfplumber's ``lines`` strategy); a table of aligned text without rules stays text.
 
     ``sizes`` are the pages' decoded content sizes: pages over
-    :data:`MAX_PDF_TABLE_CONTENT_BYTES` (drawings) are not searched, and only the first
-    :data:`MAX_PDF_TABLE_PAGES` pages that draw are (the table finder takes a fraction of a
-    second a page; the other pages keep their text, tables read as lines).
+    ``limits.max_pdf_table_content_bytes`` (drawings) are not searched, and only the first
+    ``limits.max_pdf_table_pages`` pages that draw are (the table finder takes a fraction of
+    a second a page; the other pages keep their text, tables read as lines).
     """
+    most = limits.max_pdf_table_pages
     candidates = [
         index
         for index, page in enumerate(reader.pages)
-        if sizes[index] <= MAX_PDF_TABLE_CONTENT_BYTES and _draws(page)
-    ][:MAX_PDF_TABLE_PAGES]
+        if sizes[index] <= limits.max_pdf_table_content_bytes and _draws(page)
+    ][:most]
     if not candidates:
         return {}
     import pdfplumber
 
-    if len(reader.pages) > len(candidates) + MAX_PDF_TABLE_PAGES:
+    if len(reader.pages) > len(candidates) + most:
         # pdfminer parses every page object of the file to find the few asked for (5 ms
         # each: 1,000 pages are seconds); a copy with the candidates only is read instead.
         data = _only(reader, candidates)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from citewise.config import Limits
 from citewise.errors import TooLargeError
-from citewise.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGE_CONTENT_BYTES, MAX_PDF_PAGES
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -17,32 +17,33 @@ __all__ = ["check_pdf_work", "content_size"]
 _CHUNK = 64 * 1024
 
 
-def check_pdf_work(doc_id: str, reader: PdfReader) -> list[int]:
-    """Each page's decoded content size, after refusing a PDF over :data:`MAX_PDF_PAGES`
-    pages, with a page over :data:`MAX_PDF_PAGE_CONTENT_BYTES` or over
-    :data:`MAX_PDF_CONTENT_BYTES` of content in all (pypdf re-reads a shared stream for
+def check_pdf_work(doc_id: str, reader: PdfReader, limits: Limits) -> list[int]:
+    """Each page's decoded content size, after refusing a PDF over ``limits.max_pdf_pages``
+    pages, with a page over ``limits.max_pdf_page_content_bytes`` or over
+    ``limits.max_pdf_content_bytes`` of content in all (pypdf re-reads a shared stream for
     each page that draws it: 25 pages of one 5 MB stream are 125 MB to read)."""
     count = len(reader.pages)
-    if count > MAX_PDF_PAGES:
+    if count > limits.max_pdf_pages:
         raise TooLargeError(
-            f"{doc_id}: {count:,} pages, over the limit of {MAX_PDF_PAGES:,} per PDF; "
+            f"{doc_id}: {count:,} pages, over the limit of {limits.max_pdf_pages:,} per PDF; "
             "refused before parsing, nothing was indexed"
         )
+    per_page, in_all = limits.max_pdf_page_content_bytes, limits.max_pdf_content_bytes
     sizes: list[int] = []
     total = 0
     for number, page in enumerate(reader.pages, start=1):
-        size = content_size(page, MAX_PDF_PAGE_CONTENT_BYTES)
-        if size > MAX_PDF_PAGE_CONTENT_BYTES:
+        size = content_size(page, per_page)
+        if size > per_page:
             raise TooLargeError(
                 f"{doc_id}: page {number} draws more than "
-                f"{MAX_PDF_PAGE_CONTENT_BYTES // 1024:,} KiB of content, the limit per page; "
+                f"{per_page // 1024:,} KiB of content, the limit per page; "
                 "refused before parsing, nothing was indexed"
             )
         total += size
-        if total > MAX_PDF_CONTENT_BYTES:
+        if total > in_all:
             raise TooLargeError(
                 f"{doc_id}: its pages draw more than "
-                f"{MAX_PDF_CONTENT_BYTES // (1024 * 1024)} MiB of content, the limit per PDF "
+                f"{in_all // (1024 * 1024)} MiB of content, the limit per PDF "
                 f"(reached at page {number}); refused before parsing, nothing was indexed"
             )
         sizes.append(size)

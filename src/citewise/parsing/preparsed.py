@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from citewise.config import Limits
 from citewise.documents import upload_doc_id
 from citewise.errors import SourceError
 from citewise.limits import check_file_size, check_section_count, check_text_size
@@ -69,11 +70,14 @@ class ParsedContent(BaseModel):
 PARSED_SCHEMA: dict[str, Any] = ParsedContent.model_json_schema()
 
 
-def parse_parsed(data: bytes | str, *, name: str = "parsed content") -> list[ParsedDocument]:
+def parse_parsed(
+    data: bytes | str, *, name: str = "parsed content", limits: Limits | None = None
+) -> list[ParsedDocument]:
     """The documents of a parsed-content JSON (``{"documents": [...]}``, a list of documents,
-    or one document), within the file size limit; malformed input names what is wrong."""
+    or one document), within the file size limit of ``limits`` (default: :class:`Limits`'
+    defaults); malformed input names what is wrong."""
     raw = data.encode() if isinstance(data, str) else data
-    check_file_size(name, len(raw))
+    check_file_size(limits or Limits(), name, len(raw))
     try:
         value = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -98,15 +102,22 @@ def parse_parsed(data: bytes | str, *, name: str = "parsed content") -> list[Par
 
 
 def parsed_sections(
-    document: ParsedDocument, *, site_url: str = "", version: str | None = None, scope: str = ""
+    document: ParsedDocument,
+    *,
+    site_url: str = "",
+    version: str | None = None,
+    scope: str = "",
+    limits: Limits | None = None,
 ) -> list[Section]:
     """``document`` as citewise sections: heading paths follow the levels under the title,
     a PDF's sections link to their page (``#page=N``), others to their heading's anchor.
 
     Raises:
         SourceError: the document has neither sections nor text.
-        TooLargeError: over the per-document section count or the 4 MiB text limit.
+        TooLargeError: over the section count or the text size of ``limits`` (default:
+            :class:`Limits`' defaults: 50,000 sections, 4 MiB).
     """
+    limits = limits or Limits()
     doc_id = upload_doc_id(document.id)
     title = _clean(document.title or _text(document.metadata, "title")) or title_from_name(doc_id)
     base = document.url or _text(document.metadata, "url") or file_url(doc_id, site_url, version)
@@ -119,8 +130,8 @@ def parsed_sections(
     )
     if not given:
         raise SourceError(f"{doc_id}: the parsed document has neither sections nor text")
-    check_section_count(doc_id, len(given))
-    check_text_size(doc_id, (s.content for s in given))
+    check_section_count(limits, doc_id, len(given))
+    check_text_size(limits, doc_id, (s.content for s in given))
     used = UsedAnchors()
     stack: list[tuple[int, str]] = []
     sections: list[Section] = []

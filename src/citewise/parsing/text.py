@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from citewise.config import Limits
 from citewise.errors import SourceError
 from citewise.limits import check_table_shape
 from citewise.models import Section
@@ -29,10 +30,21 @@ class TextParser:
 class CsvParser:
     """Comma- (or otherwise) separated values (``.csv``, ``.tsv``): see :func:`parse_csv`."""
 
+    takes_limits = True
+
     def parse(
-        self, text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+        self,
+        text: str,
+        *,
+        doc_id: str,
+        site_url: str,
+        version: str | None,
+        scope: str = "",
+        limits: Limits | None = None,
     ) -> list[Section]:
-        return parse_csv(text, doc_id=doc_id, site_url=site_url, version=version, scope=scope)
+        return parse_csv(
+            text, doc_id=doc_id, site_url=site_url, version=version, scope=scope, limits=limits
+        )
 
 
 def parse_text(
@@ -48,7 +60,13 @@ def parse_text(
 
 
 def parse_csv(
-    text: str, *, doc_id: str, site_url: str, version: str | None, scope: str = ""
+    text: str,
+    *,
+    doc_id: str,
+    site_url: str,
+    version: str | None,
+    scope: str = "",
+    limits: Limits | None = None,
 ) -> list[Section]:
     """The file as one section holding a Markdown table, its first row as the header.
 
@@ -58,9 +76,10 @@ def parse_csv(
 
     Raises:
         SourceError: the file is not valid CSV in the sniffed dialect.
-        TooLargeError: a row is wider than ``MAX_TABLE_COLUMNS`` or the table holds more than
-            ``MAX_TABLE_CELLS`` cells (see :mod:`citewise.limits`).
+        TooLargeError: a row is wider than ``limits.max_table_columns`` or the table holds
+            more than ``limits.max_table_cells`` cells (default: :class:`Limits`' defaults).
     """
+    limits = limits or Limits()
     text = text.lstrip("\ufeff")
     dialect = _dialect(text[:_SNIFF_CHARS], tab=doc_id.lower().endswith(".tsv"))
     rows: list[list[str]] = []
@@ -70,7 +89,7 @@ def parse_csv(
             if any(row):
                 # Checked as the rows come: a refused table is never held whole.
                 cells += len(row)
-                check_table_shape(doc_id, len(row), cells)
+                check_table_shape(limits, doc_id, len(row), cells)
                 rows.append(row)
     except csv.Error as error:
         raise SourceError(f"{doc_id}: not valid CSV ({error})") from None

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import citewise.errors
-from citewise.config import child_environment
+from citewise.config import ParseSettings, child_environment
 from citewise.documents import SourceFile
 from citewise.errors import CitewiseError, SourceError, TooLargeError
-from citewise.limits import ParseBudget
 from citewise.models import Section
 from citewise.parsing import vision
 from citewise.parsing.layout import SiteLayout
@@ -61,10 +60,12 @@ def parse_isolated(
     version: str | None,
     scope: str,
     layout: SiteLayout | None,
-    budget: ParseBudget,
+    settings: ParseSettings,
 ) -> list[Section]:
-    """``source``'s sections, parsed by ``parse`` (a module-level function, sent by name)
-    in a worker process within ``budget``.
+    """``source``'s sections, parsed by ``parse`` (a module-level function, sent by name,
+    called with ``limits``) in a worker process within the budget of ``settings``
+    (``seconds``, ``memory_mib``); the worker parses within ``settings.limits``, sent with
+    the file (the worker reads no limit of its own).
 
     Raises:
         TooLargeError: the parse ran past the budget's seconds or memory (the worker is
@@ -79,18 +80,19 @@ def parse_isolated(
         "version": version,
         "scope": scope,
         "layout": layout,
+        "limits": settings.limits,
         "vision_env": vision.env_snapshot(),
     }
-    worker = _take(budget.memory_mib)
+    worker = _take(settings.memory_mib)
     try:
-        reply = worker.run(request, budget.seconds)
+        reply = worker.run(request, settings.seconds)
     except BaseException:
         worker.stop()
         raise
     if reply is None:
         worker.stop()
         raise TooLargeError(
-            f"{source.path}: parsing took longer than {budget.seconds:g} s, the budget per "
+            f"{source.path}: parsing took longer than {settings.seconds:g} s, the budget per "
             "file (CITEWISE_PARSE_SECONDS); refused, nothing was indexed"
         )
     kind = reply[0]
@@ -106,7 +108,7 @@ def parse_isolated(
     worker.stop()
     if kind == "memory":
         raise TooLargeError(
-            f"{source.path}: parsing needed more than {budget.memory_mib} MiB, the memory "
+            f"{source.path}: parsing needed more than {settings.memory_mib} MiB, the memory "
             "budget per file (CITEWISE_PARSE_MEMORY_MB); refused, nothing was indexed"
         )
     raise SourceError(f"{source.path}: the parser's process died ({reply[1]}); nothing was indexed")

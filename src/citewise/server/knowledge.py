@@ -27,7 +27,7 @@ from citewise.kb import (
     KnowledgeBase,
     SearchOptions,
 )
-from citewise.limits import MAX_FILE_BYTES, check_file_size
+from citewise.limits import check_file_size
 from citewise.server.auth import require_admin_key, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.json_types import JsonTyped
@@ -214,16 +214,17 @@ async def upload_documents(
     any error) none. A parsed document is used instead of the file of the same id."""
     knowledge = await asyncio.to_thread(_open, runtime_of(request), kb)
     try:
+        limits = knowledge.settings.parsing().limits
         content = None
         if parsed is not None:
-            content = await parsed.read(MAX_FILE_BYTES + 1)
-            check_file_size(parsed.filename or "parsed", len(content))
+            content = await parsed.read(limits.max_file_bytes + 1)
+            check_file_size(limits, parsed.filename or "parsed", len(content))
         uploads = []
         for upload in files or []:
             name = upload.filename or ""
             # One byte past the limit is enough to refuse, without reading a huge upload.
-            data = await upload.read(MAX_FILE_BYTES + 1)
-            check_file_size(name, len(data))
+            data = await upload.read(limits.max_file_bytes + 1)
+            check_file_size(limits, name, len(data))
             uploads.append((name, data))
         report = await asyncio.to_thread(knowledge.add_upload, uploads, scope=scope, parsed=content)
     except CitewiseError as error:

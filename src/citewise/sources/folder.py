@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from citewise.config import Limits
 from citewise.documents import SourceFile, decode_text
 from citewise.errors import SourceError
 from citewise.limits import read_limited
@@ -20,6 +21,7 @@ def read_folder(
     binary: Collection[str] | None = None,
     refused: dict[str, str] | None = None,
     keep: Callable[[str], bool] | None = None,
+    limits: Limits | None = None,
 ) -> list[SourceFile]:
     """Every file under ``root`` whose suffix is in ``suffixes`` (and, with ``keep``, whose
     POSIX path relative to ``root`` it accepts), sorted by path.
@@ -34,9 +36,11 @@ def read_folder(
     Raises:
         SourceError: the folder is missing or holds no such file, or a file is binary or
             not UTF-8 (the message names the file).
-        TooLargeError: a file is over :data:`citewise.limits.MAX_FILE_BYTES`; it is refused
-            before it is read.
+        TooLargeError: a file is over the file size limit of ``limits`` (default:
+            :class:`~citewise.config.Limits`' defaults, 16 MiB); it is refused before it
+            is read.
     """
+    limits = limits or Limits()
     if not root.exists():
         raise SourceError(f"folder not found: {root}")
     if not root.is_dir():
@@ -71,17 +75,17 @@ def read_folder(
                 refused[relative.as_posix()] = "a link to a file outside the folder: not read"
             continue
         if suffix in binary_wanted:
-            files.append(
-                SourceFile(relative.as_posix(), path, data=read_limited(path), binary=True)
-            )
+            data = read_limited(limits, path)
+            files.append(SourceFile(relative.as_posix(), path, data=data, binary=True))
         else:
-            files.append(SourceFile(relative.as_posix(), path, read_text_file(path)))
+            files.append(SourceFile(relative.as_posix(), path, read_text_file(path, limits)))
     if not files:
         kinds = ", ".join(sorted(wanted))
         raise SourceError(f"no documentation files ({kinds}) found in {root}")
     return files
 
 
-def read_text_file(path: Path) -> str:
-    """The file's text, with a clear error for binary, non-UTF-8 or too large content."""
-    return decode_text(read_limited(path), path)
+def read_text_file(path: Path, limits: Limits | None = None) -> str:
+    """The file's text, with a clear error for binary, non-UTF-8 or too large content
+    (over ``limits``; default: :class:`~citewise.config.Limits`' defaults)."""
+    return decode_text(read_limited(limits or Limits(), path), path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from citewise.config import Limits
 from citewise.documents import SourceFile
 from citewise.errors import CitewiseError
 from citewise.sources.folder import read_text_file
@@ -35,8 +36,12 @@ _SNIPPET_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<escape>;?)-{1,}8<-{1,}[ \t]*(?
 _SNIPPET_SECTION_RE = re.compile(r"^\s*-{1,}8<-{1,}\s*\[(?:start|end):[\w-]+\]\s*$")
 
 
-def expand_includes(source: SourceFile, tree: DocsTree, problems: dict[str, str]) -> SourceFile:
-    """``source`` with its includes expanded (itself when it has none or is binary)."""
+def expand_includes(
+    source: SourceFile, tree: DocsTree, problems: dict[str, str], limits: Limits | None = None
+) -> SourceFile:
+    """``source`` with its includes expanded (itself when it has none or is binary); an
+    included file over the file size limit of ``limits`` (default: :class:`Limits`'
+    defaults) is not read, and named in ``problems``."""
     if source.binary:
         return source
     suffix = source.path.suffix.lower()
@@ -51,14 +56,17 @@ def expand_includes(source: SourceFile, tree: DocsTree, problems: dict[str, str]
     text = source.text
     if "8<" not in text and "include" not in text:
         return source
-    expander = _Expander(tree, source.doc_id, problems)
+    expander = _Expander(tree, source.doc_id, problems, limits or Limits())
     expanded = expand(expander, text, source.path, 0)
     return source if expanded == text else SourceFile(source.doc_id, source.path, expanded)
 
 
 class _Expander:
-    def __init__(self, tree: DocsTree, doc_id: str, problems: dict[str, str]) -> None:
+    def __init__(
+        self, tree: DocsTree, doc_id: str, problems: dict[str, str], limits: Limits
+    ) -> None:
         self.tree = tree
+        self.limits = limits
         self.doc_id = doc_id
         self.problems = problems
         self.root = tree.project_root.resolve()
@@ -85,7 +93,7 @@ class _Expander:
             self.fail(target, "included file not found")
             return None
         try:
-            return read_text_file(resolved), resolved
+            return read_text_file(resolved, self.limits), resolved
         except (CitewiseError, OSError) as error:
             self.fail(target, f"included file not read: {error}")
             return None

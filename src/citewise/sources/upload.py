@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path, PurePosixPath
 
+from citewise.config import Limits
 from citewise.documents import MAX_DOC_ID_CHARS, SourceFile, upload_doc_id
 from citewise.errors import SourceError
 from citewise.limits import read_limited
@@ -26,13 +27,19 @@ def upload_source(
 
 
 def read_files(
-    paths: Sequence[Path], *, known: Collection[str], binary: Collection[str]
+    paths: Sequence[Path],
+    *,
+    known: Collection[str],
+    binary: Collection[str],
+    limits: Limits | None = None,
 ) -> list[SourceFile]:
-    """Files on disk as uploads named by their file names (size-limited before reading)."""
+    """Files on disk as uploads named by their file names (refused before reading when
+    over the file size limit of ``limits``; default: :class:`Limits`' defaults)."""
+    limits = limits or Limits()
     sources = []
     for path in paths:
         try:
-            data = read_limited(path)
+            data = read_limited(limits, path)
         except OSError as error:
             raise SourceError(f"{path}: cannot read it ({error.strerror})") from None
         sources.append(upload_source(path.name, data, known=known, binary=binary))
