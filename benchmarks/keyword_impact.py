@@ -7,26 +7,44 @@ without the matrix), the store's keyword search (the impact matrix, store/sqlite
 and bm25s (Snowball-stemmed, English stop words) over the same texts. Reports p50/p95, how
 many queries return the same rows with bit-equal scores, the matrix's build time and size.
 
+With ``--hybrid`` it also times the product path on the same knowledge base: the HNSW index
+built through the store (default settings, ``store/ann.py``), then ``KnowledgeBase.search``
+(hybrid: query embedding, dense ANN, keyword through the matrix, fusion) over the same query
+texts, each embedded once (the in-process query LRU emptied first, no text seen before), with
+telemetry's stage times, and the embedder alone on the same texts. Each size is measured in a
+fresh child process, so its peak RSS is its own; load averages are read before and after.
+
     python benchmarks/keyword_impact.py ../shared/data/scifact --sizes 5183 100000 \
         --work /tmp/citewise-impact --output benchmarks/keyword-impact
+    nice -n 10 python benchmarks/keyword_impact.py ../shared/data/scifact \
+        --sizes 100000 1000000 --hybrid --work /work/scratch/scale30/kb \
+        --output benchmarks/scale-sqlite-1m-run
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import shutil
+import sqlite3
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from citewise.evaluation.synthetic import KB_NAME, build_synthetic
+from citewise.evaluation.synthetic import KB_NAME, build_synthetic, query_vectors
 from citewise.store import SQLiteStore
-from citewise.store.sqlite_impact import build, tokens
+from citewise.store.sqlite_impact import folder, tokens
 from citewise.store.sqlite_keyword import keyword_rows
 from citewise.store.text import query_terms
 
 K = 20  # candidates per ranker, as hybrid search asks
+TOP_K = 10  # hybrid search's results (its rankers still take K candidates each)
+WARM = 50  # queries run before the timed keyword passes (page cache, tokenizer)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -36,6 +54,22 @@ def percentile(values: list[float], q: float) -> float:
 
 def stats(ms: list[float]) -> dict[str, float]:
     return {"p50": statistics.median(ms), "p95": percentile(ms, 0.95)}
+
+
+def rss_mb() -> dict[str, float]:
+    """This process's resident memory now and its peak so far (MB)."""
+    now = 0.0
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS"):
+                now = int(line.split()[1]) / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"rss_mb": round(now, 1), "peak_rss_mb": round(peak, 1)}
+
+
+def du_mb(path: Path) -> float:
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files) / 2**20
 
 
 def bm25s_search(texts: list[str], queries: list[str]) -> tuple[list[float], float]:
@@ -58,15 +92,22 @@ def bm25s_search(texts: list[str], queries: list[str]) -> tuple[list[float], flo
     return ms, built
 
 
-def run(dataset: Path, size: int, work: Path, queries: list[str]) -> dict[str, Any]:
+def run(
+    dataset: Path, size: int, work: Path, queries: list[str], warm: list[str], hybrid: bool
+) -> dict[str, Any]:
+    load = {"before": os.getloadavg()}
+    t0 = time.perf_counter()
     synthetic = build_synthetic(work, size, dataset / "corpus.jsonl")
+    kb_build_s = time.perf_counter() - t0  # 0-ish when reused from an earlier run
+    db = synthetic.root / f"{KB_NAME}.sqlite"
+    shutil.rmtree(folder(db), ignore_errors=True)  # the matrix is built (and saved) here, timed
     store = SQLiteStore(synthetic.root, ann_threshold=0, impacts_in_background=False)
     kb = store.open(KB_NAME)
-    with store._read(KB_NAME) as conn:
-        t0 = time.perf_counter()
-        index = build(conn, "bench")
-        build_s = time.perf_counter() - t0
-        texts = [r[0] for r in conn.execute("SELECT text FROM chunks ORDER BY rid")]
+    t0 = time.perf_counter()
+    kb.keyword(queries[0], K)  # the store builds its matrix (and saves it) on first use
+    build_s = time.perf_counter() - t0
+    index = store._impacts._by_kb[KB_NAME]
+    memory = {"after_matrix_build": rss_mb()}
     matrix_mb = (
         index.indptr.nbytes + index.positions.nbytes + index.impacts.nbytes + index.rids.nbytes
     ) / 2**20
@@ -74,8 +115,7 @@ def run(dataset: Path, size: int, work: Path, queries: list[str]) -> dict[str, A
     impact_ms: list[float] = []
     ids_ms: list[float] = []  # the matrix alone: tokens and top k, no chunk read (as bm25s)
     same = 0
-    kb.keyword(queries[0], K)  # the store builds its matrix on first use
-    for query in queries:  # warm the page cache for both forms
+    for query in warm:  # warm the page cache for both forms
         kb.keyword(query, K)
         with store._read(KB_NAME) as conn:
             keyword_rows(conn, query, K, None)
@@ -93,21 +133,110 @@ def run(dataset: Path, size: int, work: Path, queries: list[str]) -> dict[str, A
         fts_ms.append((t2 - t1) * 1000)
         same += [(c.chunk_id, s) for c, s in hits] == [(r["chunk_id"], r["score"]) for r in rows]
     store.close()
-    bm25s_ms, bm25s_build = bm25s_search(texts, queries)
-    return {
+    out: dict[str, Any] = {
         "windows": size,
         "queries": len(queries),
         "fts5": stats(fts_ms),
         "impact": stats(impact_ms),
         "impact_ids_only": stats(ids_ms),
-        "bm25s": stats(bm25s_ms),
         "identical": same,
+        "kb_build_s": kb_build_s,
+        "db_mb": du_mb(db),
         "impact_build_s": build_s,
         "impact_mb": matrix_mb,
+        "impact_disk_mb": du_mb(folder(db)),
         "postings": len(index.impacts),
         "terms": len(index.terms),
-        "bm25s_build_s": bm25s_build,
     }
+    del index
+    memory["after_keyword"] = rss_mb()
+    if hybrid:
+        out.update(hybrid_search(synthetic, queries, warm))
+        memory["after_hybrid"] = rss_mb()
+    with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        texts = [r[0] for r in conn.execute("SELECT text FROM chunks ORDER BY rid")]
+    conn.close()
+    bm25s_ms, bm25s_build = bm25s_search(texts, queries)
+    memory["after_bm25s"] = rss_mb()
+    load["after"] = os.getloadavg()
+    out.update(bm25s=stats(bm25s_ms), bm25s_build_s=bm25s_build, memory=memory, load=load)
+    return out
+
+
+class _Stages:
+    """Each search operation's stage seconds (a telemetry observer)."""
+
+    def __init__(self) -> None:
+        self.searches: list[dict[str, float]] = []
+
+    def observe(self, event: Any) -> None:
+        if event.kind == "operation" and event.name == "search":
+            self.searches.append({**event.stages, "search": event.seconds})
+
+
+def hybrid_search(synthetic: Any, queries: list[str], warm: list[str]) -> dict[str, Any]:
+    """The HNSW build through the store, then hybrid ``KnowledgeBase.search`` by stage."""
+    from citewise import telemetry
+    from citewise.config import Settings
+    from citewise.embedding.query_lru import QUERY_EMBEDDINGS
+    from citewise.kb import KnowledgeBase, Library
+    from citewise.store import ann
+
+    db = synthetic.root / f"{KB_NAME}.sqlite"
+    for path in (ann.index_path(db), Path(f"{ann.index_path(db)}.json")):
+        path.unlink(missing_ok=True)  # built here, timed
+    store = SQLiteStore(synthetic.root)  # the default ANN threshold, as the product's
+    vectors = query_vectors(synthetic, 50)
+    t0 = time.perf_counter()
+    store.open(KB_NAME).dense(vectors[0], K)
+    ann_build_s = time.perf_counter() - t0
+    dense_ms = []
+    for v in vectors[1:]:
+        t = time.perf_counter()
+        store.open(KB_NAME).dense(v, K)
+        dense_ms.append((time.perf_counter() - t) * 1000)
+    approximate = type(store._dense[KB_NAME]).__name__
+    store.close()
+    out: dict[str, Any] = {
+        "ann_build_s": ann_build_s,
+        "ann_mb": du_mb(ann.index_path(db)),
+        "ann_settings": {
+            "connectivity": ann.CONNECTIVITY,
+            "expansion_add": ann.EXPANSION_ADD,
+            "expansion_search": ann.EXPANSION_SEARCH,
+        },
+        "dense_store": {**stats(dense_ms), "index": approximate, "queries": len(dense_ms)},
+    }
+    library = Library(Settings.from_env().with_overrides(store_url=f"sqlite:///{synthetic.root}"))
+    try:
+        knowledge = KnowledgeBase(KB_NAME, library=library, embedder=library.embedder("minilm"))
+        for text in warm:  # loads the model, maps the saved matrix, opens the saved ANN index
+            knowledge.search(text, top_k=TOP_K, search_type="hybrid")
+        product = library.store
+        impacts = product._impacts._by_kb.get(KB_NAME)  # type: ignore[attr-defined]
+        out["hybrid_used_matrix"] = impacts is not None
+        out["hybrid_dense_index"] = type(product._dense[KB_NAME]).__name__  # type: ignore[attr-defined]
+        QUERY_EMBEDDINGS.clear()
+        misses = QUERY_EMBEDDINGS.misses
+        collector = _Stages()
+        with telemetry.listening(collector):
+            for text in queries:
+                knowledge.search(text, top_k=TOP_K, search_type="hybrid")
+        out["hybrid_queries_embedded"] = QUERY_EMBEDDINGS.misses - misses
+        names = list(dict.fromkeys(n for r in collector.searches for n in r))
+        out["hybrid_stages"] = {
+            n: stats([r.get(n, 0.0) * 1000 for r in collector.searches]) for n in names
+        }
+        embedder = knowledge.embedder
+        embed_ms = []
+        for i, text in enumerate(queries):  # the model alone, on texts it has not seen
+            t = time.perf_counter()
+            embedder.embed_query(f"{text} ({i})")
+            embed_ms.append((time.perf_counter() - t) * 1000)
+        out["embedder_alone"] = stats(embed_ms)
+    finally:
+        library.close()
+    return out
 
 
 def report(results: list[dict[str, Any]], argv: str) -> str:
@@ -135,7 +264,49 @@ def report(results: list[dict[str, Any]], argv: str) -> str:
             f"| {i['p50'] / b['p50']:.2f}× | {r['identical']} of {r['queries']} "
             f"| {r['impact_build_s']:.1f} | {r['impact_mb']:.1f} |"
         )
+    hybrid = [r for r in results if "hybrid_stages" in r]
+    if hybrid:
+        lines += [
+            "",
+            f"Hybrid `KnowledgeBase.search` (top {TOP_K}, {K} candidates per ranker), each "
+            "query embedded once (query LRU emptied, texts not seen before), p50 / p95 ms by "
+            "telemetry stage; the embedder alone on the same texts; the ANN built through "
+            "the store (default settings) before timing.",
+            "",
+            "| windows | search | embed_query | dense | keyword | fuse | embedder alone "
+            "| dense (store, ANN) | search / FTS5 keyword p50 | ANN build s | ANN MB "
+            "| peak RSS MB (before bm25s / with bm25s) | load avg before / after |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+            "| ---: | ---: |",
+        ]
+        for r in hybrid:
+            st = r["hybrid_stages"]
+
+            def cell(name: str, st: dict[str, Any] = st) -> str:
+                c = st.get(name)
+                return f"{c['p50']:.2f} / {c['p95']:.2f}" if c else "–"
+
+            e, d, mem = r["embedder_alone"], r["dense_store"], r["memory"]
+            lines.append(
+                f"| {r['windows']:,} | {cell('search')} | {cell('embed_query')} "
+                f"| {cell('dense')} | {cell('keyword')} | {cell('fuse')} "
+                f"| {e['p50']:.2f} / {e['p95']:.2f} | {d['p50']:.2f} / {d['p95']:.2f} "
+                f"| {st['search']['p50'] / r['fts5']['p50']:.2f}× | {r['ann_build_s']:.0f} "
+                f"| {r['ann_mb']:.0f} | {mem['after_hybrid']['peak_rss_mb']:,.0f} / "
+                f"{mem['after_bm25s']['peak_rss_mb']:,.0f} "
+                f"| {r['load']['before'][0]:.1f} / {r['load']['after'][0]:.1f} |"
+            )
     return "\n".join(lines) + "\n"
+
+
+def measure_in_child(args: argparse.Namespace, size: int) -> dict[str, Any]:
+    """One size in a fresh process: its peak RSS is that size's alone."""
+    command = [sys.executable, __file__, str(args.dataset), "--sizes", str(size), "--child"]
+    command += ["--queries", str(args.queries), "--work", str(args.work)]
+    command += ["--hybrid"] if args.hybrid else []
+    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
 
 
 def main() -> None:
@@ -145,18 +316,27 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--work", type=Path, default=Path("/tmp/citewise-impact"))
     parser.add_argument("--output", type=Path, help="path stem for .md and .json")
+    parser.add_argument("--hybrid", action="store_true", help="also HNSW and hybrid search")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    queries = [
-        json.loads(line)["text"]
-        for line in (args.dataset / "queries.jsonl").read_text().splitlines()[: args.queries]
-    ]
-    results = [run(args.dataset, n, args.work, queries) for n in args.sizes]
+    lines = (args.dataset / "queries.jsonl").read_text().splitlines()
+    queries = [json.loads(line)["text"] for line in lines[: args.queries]]
+    # Warm-up texts of their own: none of the timed texts has been searched or embedded.
+    warm = [json.loads(line)["text"] for line in lines[args.queries : args.queries + WARM]]
+    if args.child:
+        result = run(args.dataset, args.sizes[0], args.work, queries, warm, args.hybrid)
+        print(json.dumps(result))
+        return
     argv = f"python benchmarks/keyword_impact.py DATASET --sizes {' '.join(map(str, args.sizes))}"
-    text = report(results, argv)
-    print(text)
-    if args.output:
-        args.output.with_suffix(".md").write_text(text)
-        args.output.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
+    argv += " --hybrid" if args.hybrid else ""
+    results = []
+    for n in args.sizes:
+        results.append(measure_in_child(args, n))
+        text = report(results, argv)
+        print(text, flush=True)
+        if args.output:  # after each size: a long run keeps what it measured
+            args.output.with_suffix(".md").write_text(text)
+            args.output.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":
