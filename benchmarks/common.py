@@ -7,9 +7,10 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+# The one report writer, shared with `citewise bench` (JSON, and its Markdown beside it).
+from citewise.cli.bench import save_report
 from citewise.errors import CitewiseError
 
 __all__ = [
@@ -21,22 +22,6 @@ __all__ = [
     "print_report",
     "save_report",
 ]
-
-
-def save_report(
-    output: str | None,
-    report: dict[str, Any],
-    markdown: Callable[[dict[str, Any]], str] | None = None,
-) -> None:
-    """Write ``report`` as JSON to ``output`` (nothing without one), and its Markdown beside
-    it (``.md``) when ``markdown`` renders it."""
-    if not output:
-        return
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    if markdown is not None:
-        path.with_suffix(".md").write_text(markdown(report))
 
 
 def print_report(
