@@ -163,7 +163,7 @@ def run(
     return out
 
 
-class _Stages:
+class SearchStages:
     """Each search operation's stage seconds (a telemetry observer)."""
 
     def __init__(self) -> None:
@@ -218,7 +218,7 @@ def hybrid_search(synthetic: Any, queries: list[str], warm: list[str]) -> dict[s
         out["hybrid_dense_index"] = type(product._dense[KB_NAME]).__name__  # type: ignore[attr-defined]
         QUERY_EMBEDDINGS.clear()
         misses = QUERY_EMBEDDINGS.misses
-        collector = _Stages()
+        collector = SearchStages()
         with telemetry.listening(collector):
             for text in queries:
                 knowledge.search(text, top_k=TOP_K, search_type="hybrid")

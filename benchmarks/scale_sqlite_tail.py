@@ -17,22 +17,15 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+
+# A sibling script (run as ``python benchmarks/scale_sqlite_tail.py``): its stage collector.
+from keyword_impact import SearchStages
 
 from citewise import telemetry
 from citewise.config import Settings
 from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 from citewise.evaluation.synthetic import KB_NAME
 from citewise.kb import KnowledgeBase, Library
-
-
-class _Stages:
-    def __init__(self) -> None:
-        self.searches: list[dict[str, float]] = []
-
-    def observe(self, event: Any) -> None:
-        if event.kind == "operation" and event.name == "search":
-            self.searches.append({**event.stages, "search": event.seconds})
 
 
 def p95(values: list[float]) -> float:
@@ -56,7 +49,7 @@ def main() -> None:
         print(f"warm-up, 50 searches: {time.perf_counter() - started:.2f} s")
         for run in range(2):
             QUERY_EMBEDDINGS.clear()
-            stages = _Stages()
+            stages = SearchStages()
             with telemetry.listening(stages):
                 for text in queries:
                     kb.search(text, top_k=10, search_type="hybrid")
