@@ -48,7 +48,7 @@ def run(work: Path, docs: int, batch: int, data: Path) -> dict[str, Any]:
         builds.append(time.perf_counter() - started)
         return out
 
-    sqlite_impact.build = counted  # type: ignore[assignment]
+    sqlite_impact.build = counted
     store = SQLiteStore(work, impacts_in_background=False)
     kb = store.create("kb")
     updates, vectors = [], {}
