@@ -136,6 +136,32 @@ def test_tokens_are_fts5s_own() -> None:
     ]
 
 
+def test_tokens_are_kept_per_term_and_the_cache_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[list[str]] = []
+    real = sqlite_impact._tokenize
+
+    def counted(terms: list[str]) -> list[tuple[str, ...]]:
+        asked.append(terms)
+        return real(terms)
+
+    monkeypatch.setattr(sqlite_impact, "_tokenize", counted)
+    monkeypatch.setattr(sqlite_impact, "_SPLITS", {})
+    monkeypatch.setattr(sqlite_impact, "_SPLITS_MAX", 3)
+    assert tokens(["Running", "café"]) == [["run"], ["cafe"]]
+    # Only the new terms reach FTS5; each term's split is FTS5's whether cached or not.
+    assert tokens(["café", "rotate keys", "", "Running"]) == [
+        ["cafe"],
+        ["rotat", "kei"],
+        [],
+        ["run"],
+    ]
+    assert asked == [["Running", "café"], ["rotate keys", ""]]
+    assert len(sqlite_impact._SPLITS) <= 3
+    assert tokens(["rotate keys", "Running", "Running"]) == [["rotat", "kei"], ["run"], ["run"]]
+
+
 def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
@@ -193,6 +219,10 @@ def test_the_matrix_is_saved_beside_the_file_once_per_generation(
         other = SQLiteStore(tmp_path)
         found = other.open("kb").keyword("rotate keys cache", 10)
     assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
+    # Mapped, not read into memory, yet plain arrays (numpy's memmap is slow to slice).
+    mapped = other._impacts._by_kb["kb"]
+    for array in (mapped.indptr, mapped.positions, mapped.impacts, mapped.rids):
+        assert type(array) is np.ndarray and isinstance(array.base, np.memmap)
     other.close()
     # A write is a new generation: its matrix replaces the old one's folder.
     kb.apply([update("new", ["zeppelin keys"])])
