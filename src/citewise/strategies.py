@@ -20,7 +20,6 @@ sizes, the embedder, the chat model or None, and ``failures`` to report into).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -175,6 +174,8 @@ class StrategyWindows:
         return windows
 
     async def _all_questions(self, chunks: Sequence[Chunk]) -> list[list[str]]:
+        import asyncio  # here: a search loads this module and never needs asyncio
+
         limit = asyncio.Semaphore(_CONCURRENT_CALLS)
 
         async def one(chunk: Chunk) -> list[str]:
