@@ -9,7 +9,7 @@ in the same run). A process's CPU is its user + system time from ``os.wait4``; w
 start to exit. Reports medians and the CLI / minimal ratios (the median of each round's).
 
     CITEWISE_HOME=/tmp/home citewise index ../shared/data/lgos-docs-0.12.0/docs --kb lgos
-    python benchmarks/cold_cli.py --home /tmp/home --kb lgos --rounds 15 \\
+    python -m benchmarks.cold_cli --home /tmp/home --kb lgos --rounds 15 \\
         --baseline-src /tmp/main/src --output benchmarks/cold-cli
 """
 
@@ -130,18 +130,20 @@ def report(result: dict[str, Any], argv: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.cold_cli", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--home", type=Path, required=True, help="CITEWISE_HOME with the KB")
     parser.add_argument("--kb", default="lgos")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--baseline-src", type=Path, help="another tree's src/ (e.g. main's)")
     parser.add_argument("--output", type=Path, help="path stem for .md and .json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = measure(args)
-    argv = f"python benchmarks/cold_cli.py --home HOME --kb {args.kb} --rounds {args.rounds}"
-    argv += " --baseline-src MAIN/src" if args.baseline_src else ""
-    text = report(result, argv)
+    command = f"python -m benchmarks.cold_cli --home HOME --kb {args.kb} --rounds {args.rounds}"
+    command += " --baseline-src MAIN/src" if args.baseline_src else ""
+    text = report(result, command)
     print(text)
     if args.output:
         args.output.with_suffix(".md").write_text(text)

@@ -44,8 +44,8 @@ def embed(query: str, vocab: str) -> np.ndarray:
     names = {i.name for i in session.get_inputs()}
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
     (states,) = session.run(["last_hidden_state"], {k: v for k, v in feeds.items() if k in names})
-    pooled = states[0].mean(axis=0)
-    return (pooled / np.linalg.norm(pooled)).astype(np.float32)
+    pooled: np.ndarray = np.asarray(states, dtype=np.float32)[0].mean(axis=0)
+    return pooled / np.float32(np.linalg.norm(pooled))
 
 
 def dense(conn: sqlite3.Connection, vector: np.ndarray) -> list[tuple[int, float]]:

@@ -19,11 +19,10 @@ from citewise.cli.common import (
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import Library, sources
-from citewise.kb.sources import LAYOUTS
 
-# ``sources.ScopeRule`` and ``sources.folder_api_reference`` are looked up when a command
-# uses them: their module (docs navigation: YAML, TOML, the API-reference parsers) is a
-# tenth of a cold `citewise search`'s imports, which builds this parser too.
+# The names of ``sources`` are looked up when a command uses them (or this parser is built):
+# their modules (docs navigation: YAML, TOML, the API-reference parsers; release versions)
+# were a tenth of a cold `citewise search`'s imports.
 
 if TYPE_CHECKING:
     from citewise.kb.sources import ReleaseSpec
@@ -323,7 +322,7 @@ def add_index_commands(commands: Subcommands) -> None:
     index.add_argument("--fallback", choices=["latest"], help="unpublished: use the latest docs")
     index.add_argument("--docs-dir", default=None, help="docs folder inside the archive (docs)")
     index.add_argument(
-        "--site-layout", choices=LAYOUTS, default=None,
+        "--site-layout", choices=sources.LAYOUTS, default=None,
         help="how the docs site publishes versions (default auto: found from the site)",
     )  # fmt: skip
     index.add_argument("--refresh", action="store_true", help="fetch versions.json again")
