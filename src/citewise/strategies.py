@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
@@ -141,6 +141,9 @@ class IndexStrategy:
 
 class ChunkQuestions(BaseModel):
     """Questions a passage answers (the qa strategy embeds them)."""
+
+    # Built when first used (a model's structured reply), not on import: a search never does.
+    model_config = ConfigDict(defer_build=True)
 
     questions: list[str] = Field(default_factory=list)
 
