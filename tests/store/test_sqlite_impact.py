@@ -101,6 +101,16 @@ def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Pat
     store.close()
 
 
+def test_the_matrix_answers_with_the_chunks_as_stored(tmp_path: Path) -> None:
+    store, kb = twenty_documents(tmp_path, seed=5, background=False)
+    hits = kb.keyword("rotate keys cache", 10)
+    assert hits and "kb" in store._impacts._by_kb  # the matrix answered
+    # Built by column position: the same chunks as ``get`` reads by column name.
+    assert [c for c, _ in hits] == kb.get([c.chunk_id for c, _ in hits])
+    assert all(type(s) is float for _, s in hits)
+    store.close()
+
+
 def test_the_matrix_follows_the_generation(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
