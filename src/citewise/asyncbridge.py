@@ -1,23 +1,35 @@
-"""The bridges between synchronous and asynchronous code: one module for all three.
+"""The bridges between synchronous and asynchronous code: one module for all of them.
 
 - :func:`run_sync`: a coroutine's result from synchronous code (even under a running loop).
 - :func:`iterate_in_thread`: an async iterator consumed from synchronous code.
 - :func:`in_own_task`: an async generator produced by a task of its own, so a cancel from an
   anyio cancel scope (a disconnected client) becomes one clean asyncio cancel.
 - :func:`raise_if_cancelled`: honour a cancel that a library below swallowed.
+- :func:`to_thread`: ``asyncio.to_thread`` without importing asyncio up front.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import queue
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import aclosing
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
+
+# asyncio is imported where it is used: a cold `citewise search` never starts a loop, and
+# importing asyncio was a tenth of its CPU (benchmarks/cold-cli.md).
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+async def to_thread(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """``asyncio.to_thread``, for modules that must not import asyncio when loaded."""
+    import asyncio
+
+    return await asyncio.to_thread(func, *args, **kwargs)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -26,6 +38,9 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     asyncio.run refuses to nest, and the synchronous API (CLI, indexing, sync endpoints) may
     be called from code that already runs a loop, such as a notebook or an async test.
     """
+    import asyncio
+    import concurrent.futures
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -44,6 +59,8 @@ def iterate_in_thread(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     an event loop, such as a notebook or a server's synchronous handler. Closing the
     iterator early cancels the async one.
     """
+    import asyncio
+
     items: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
     async def pump() -> None:
@@ -91,6 +108,8 @@ async def in_own_task(items: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]
     is cut short and the model's task streams on. A plain asyncio cancel of a separate
     task lets that cleanup run to the end, so the model is asked for nothing more.
     """
+    import asyncio
+
     channel: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
 
     async def pump() -> None:
@@ -125,6 +144,8 @@ def raise_if_cancelled() -> None:
     marked as cancelling, streamed the model's answer to the end (75 of 80 in the test).
     A streaming loop calls this after each chunk.
     """
+    import asyncio
+
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError("cancelled (a cancel swallowed below was honoured)")

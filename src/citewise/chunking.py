@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citewise.models import Chunk, Section
-from citewise.parsing.markdown import fenced_blocks
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -30,8 +29,10 @@ OVERLAP_UNITS = ("chars", "tokens")
 # A token here is a word, a punctuation mark or one CJK character: what a subword tokenizer
 # keeps whole or splits further, so N of them is a model-independent stand-in for N tokens.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_CJK_RE = re.compile(f"[{_CJK}]")
-_TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+# Compiled on first use (re caches them), not on import: every search imports this module
+# (strategies, kb) and only an ingest with overlap needs them; each costs 3 ms to compile.
+_CJK_CLASS = f"[{_CJK}]"
+_TOKEN = rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]"
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~).*$", re.MULTILINE)
 # An overlap shorter than this is never taken off when chunks are joined (a fence's three
 # backticks ending one piece and starting the next is not an overlap).
@@ -61,12 +62,12 @@ class Overlap:
         if self.size <= 0 or room <= 0:
             return ""
         if self.unit == "tokens":
-            starts = [m.start() for m in _TOKEN_RE.finditer(text)]
+            starts = [m.start() for m in re.finditer(_TOKEN, text)]
             start = starts[-self.size] if len(starts) >= self.size else 0
         else:
             start = len(text) - self.size
         start = max(start, len(text) - room, 0)
-        if start > 0 and not text[start - 1].isspace() and not _CJK_RE.match(text[start]):
+        if start > 0 and not text[start - 1].isspace() and not re.match(_CJK_CLASS, text[start]):
             # Mid-word: begin at the next word (CJK text has no spaces: any character will do).
             space = re.search(r"\s", text[start:])
             start = start + space.end() if space is not None else len(text)
@@ -191,6 +192,9 @@ def _blocks(body: str) -> list[_Block]:
         if pending:
             blocks.append(_Block("text", tuple(pending)))
             pending.clear()
+
+    # Imported here: a search imports this module, only chunking needs the Markdown parser.
+    from citewise.parsing.markdown import fenced_blocks
 
     fences = dict(fenced_blocks(lines))
     i = 0

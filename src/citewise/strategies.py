@@ -20,12 +20,11 @@ sizes, the embedder, the chat model or None, and ``failures`` to report into).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
@@ -143,6 +142,9 @@ class IndexStrategy:
 class ChunkQuestions(BaseModel):
     """Questions a passage answers (the qa strategy embeds them)."""
 
+    # Built when first used (a model's structured reply), not on import: a search never does.
+    model_config = ConfigDict(defer_build=True)
+
     questions: list[str] = Field(default_factory=list)
 
 
@@ -175,6 +177,8 @@ class StrategyWindows:
         return windows
 
     async def _all_questions(self, chunks: Sequence[Chunk]) -> list[list[str]]:
+        import asyncio  # here: a search loads this module and never needs asyncio
+
         limit = asyncio.Semaphore(_CONCURRENT_CALLS)
 
         async def one(chunk: Chunk) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 
-RUNNERS = ("ingest", "langrag", "pages", "parsers", "serve", "sites", "store", "verify")
+RUNNERS = ("cold_cli", "ingest", "langrag", "pages", "parsers", "serve", "sites", "store", "verify")
 
 
 @pytest.mark.parametrize("name", RUNNERS)

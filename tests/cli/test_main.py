@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from citewise import cli
 from citewise.cli import build_parser, main
 
 from .support import fail
@@ -39,6 +40,38 @@ COMMANDS = {
 @pytest.mark.parametrize("argv", COMMANDS.values(), ids=list(COMMANDS))
 def test_every_command_has_a_handler(argv: list[str]) -> None:
     assert callable(build_parser().parse_args(argv).run)
+
+
+@pytest.mark.parametrize("argv", COMMANDS.values(), ids=list(COMMANDS))
+def test_a_command_alone_parses_as_in_the_whole_parser(argv: list[str]) -> None:
+    # main builds only the group of the command it runs.
+    alone = vars(build_parser(argv[0]).parse_args(argv))
+    assert alone == vars(build_parser().parse_args(argv))
+
+
+def test_the_groups_name_every_command_they_add() -> None:
+    whole = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    named = [name for _, names in cli._GROUPS for name in names]
+    assert sorted(named) == sorted(whole)
+    for _, names in cli._GROUPS:
+        alone = build_parser(names[0])._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        assert sorted(alone) == sorted(names)
+
+
+def test_a_search_builds_only_its_own_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    real = cli.build_parser
+
+    def spy(command: str | None = None) -> Any:
+        built.append(str(command))
+        return real(command)
+
+    monkeypatch.setattr(cli, "build_parser", spy)
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert built == ["search", "None"]
 
 
 @pytest.fixture

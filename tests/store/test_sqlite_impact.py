@@ -101,6 +101,16 @@ def test_scores_equal_fts5_bm25_before_and_after_adds_and_removals(tmp_path: Pat
     store.close()
 
 
+def test_the_matrix_answers_with_the_chunks_as_stored(tmp_path: Path) -> None:
+    store, kb = twenty_documents(tmp_path, seed=5, background=False)
+    hits = kb.keyword("rotate keys cache", 10)
+    assert hits and "kb" in store._impacts._by_kb  # the matrix answered
+    # Built by column position: the same chunks as ``get`` reads by column name.
+    assert [c for c, _ in hits] == kb.get([c.chunk_id for c, _ in hits])
+    assert all(type(s) is float for _, s in hits)
+    store.close()
+
+
 def test_the_matrix_follows_the_generation(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path, impacts_in_background=False)
     kb = store.create("kb")
@@ -134,6 +144,32 @@ def test_tokens_are_fts5s_own() -> None:
         ["rotat", "kei"],
         [],
     ]
+
+
+def test_tokens_are_kept_per_term_and_the_cache_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[list[str]] = []
+    real = sqlite_impact._tokenize
+
+    def counted(terms: list[str]) -> list[tuple[str, ...]]:
+        asked.append(terms)
+        return real(terms)
+
+    monkeypatch.setattr(sqlite_impact, "_tokenize", counted)
+    monkeypatch.setattr(sqlite_impact, "_SPLITS", {})
+    monkeypatch.setattr(sqlite_impact, "_SPLITS_MAX", 3)
+    assert tokens(["Running", "café"]) == [["run"], ["cafe"]]
+    # Only the new terms reach FTS5; each term's split is FTS5's whether cached or not.
+    assert tokens(["café", "rotate keys", "", "Running"]) == [
+        ["cafe"],
+        ["rotat", "kei"],
+        [],
+        ["run"],
+    ]
+    assert asked == [["Running", "café"], ["rotate keys", ""]]
+    assert len(sqlite_impact._SPLITS) <= 3
+    assert tokens(["rotate keys", "Running", "Running"]) == [["rotat", "kei"], ["run"], ["run"]]
 
 
 def test_build_counts_frequencies_and_lengths_from_fts5(tmp_path: Path) -> None:
@@ -193,6 +229,10 @@ def test_the_matrix_is_saved_beside_the_file_once_per_generation(
         other = SQLiteStore(tmp_path)
         found = other.open("kb").keyword("rotate keys cache", 10)
     assert [(c.chunk_id, s) for c, s in found] == [(c.chunk_id, s) for c, s in first]
+    # Mapped, not read into memory, yet plain arrays (numpy's memmap is slow to slice).
+    mapped = other._impacts._by_kb["kb"]
+    for array in (mapped.indptr, mapped.positions, mapped.impacts, mapped.rids):
+        assert type(array) is np.ndarray and isinstance(array.base, np.memmap)
     other.close()
     # A write is a new generation: its matrix replaces the old one's folder.
     kb.apply([update("new", ["zeppelin keys"])])

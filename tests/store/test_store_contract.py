@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -380,6 +381,25 @@ def test_k_of_zero_or_less_finds_nothing(filled: KBStore) -> None:
     for k in (0, -1):
         assert filled.dense(unit("q")[0], k) == []
         assert filled.keyword("pip keys", k) == []
+
+
+def test_keyword_hits_are_the_chunks_as_written(kb: KBStore) -> None:
+    # Every field, whichever path answers (the SQLite store's matrix builds them by column
+    # position and shares parsed heading paths); with identifiers and a filter (FTS5 there).
+    written = update("keys", ["Rotate the keys", "Rotate `api_keys` often", "Other text"])
+    nested = replace(written.chunks[2], heading_path=("Guide", "Keys › Rotation"), page_number=3)
+    kb.apply([DocumentUpdate(written.document, [*written.chunks[:2], nested], written.vectors)])
+    stored = {c.chunk_id: c for c in [*written.chunks[:2], nested]}
+    for query, f in (
+        ("rotate", None),
+        ("api_keys", None),
+        ("rotate other", SearchFilter(doc_ids=("keys",))),
+    ):
+        hits = kb.keyword(query, 10, f)
+        assert hits, query
+        assert all(c == stored[c.chunk_id] for c, _ in hits), query
+        assert all(type(s) is float for _, s in hits)
+    assert [c for c, _ in kb.keyword("other", 1)] == [nested]
 
 
 def test_keyword_search_stems_ranks_and_folds_diacritics(kb: KBStore) -> None:

@@ -8,7 +8,6 @@ in ``kb.ingesting``/``kb.ingest``, ``kb.reading``, ``retrieval.pipeline`` and ``
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -25,7 +24,7 @@ from citewise.answering import (
     astream_answer,
     final_answer,
 )
-from citewise.asyncbridge import iterate_in_thread, run_sync
+from citewise.asyncbridge import iterate_in_thread, run_sync, to_thread
 from citewise.config import Settings
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError, KnowledgeBaseError
@@ -382,7 +381,7 @@ class KnowledgeBase:
         ``top_k``, ``search_type``, ``query_rewrite``, ``rerank``, ``context_window``,
         ``scope``, ``doc_ids``, ``page_prefix``)."""
         # Resolving reads the stored defaults: off the event loop, like the search itself.
-        resolved = await asyncio.to_thread(lambda: self.resolved(options, **overrides))
+        resolved = await to_thread(lambda: self.resolved(options, **overrides))
         return await self._search(query, resolved.options, resolved)
 
     def search(self, query: str, options: Options = None, /, **overrides: Any) -> list[Hit]:
@@ -416,8 +415,8 @@ class KnowledgeBase:
         if request is not None and request.build is not None:
             # Not built yet (a release): built now, off the event loop, and searched there
             # under the options checked against the built index.
-            built = await asyncio.to_thread(request.build)
-            resolved = await asyncio.to_thread(built.resolved, options)
+            built = await to_thread(request.build)
+            resolved = await to_thread(built.resolved, options)
             return await built._search(query, resolved.options, resolved)
         # ``chat_model``: the request's, else this knowledge base's (resolved), else global.
         model = self.model_for(options.chat_model) if options.needs_model else None
@@ -464,9 +463,9 @@ class KnowledgeBase:
         if isinstance(options, Resolved) and not overrides:
             request = options
         else:
-            request = await asyncio.to_thread(self._answer_request, options, overrides)
+            request = await to_thread(self._answer_request, options, overrides)
         retriever = _Retriever(self, on_search, request)
-        if (line := await asyncio.to_thread(self._embedding_status, request)) is not None:
+        if (line := await to_thread(self._embedding_status, request)) is not None:
             yield Status(line)
         with telemetry.operation("answer", kb=self.name, model=workflow) as op:
             async for event in astream_answer(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from citewise import telemetry
+from citewise.asyncbridge import to_thread
 from citewise.embedding.base import Embedder
 from citewise.errors import ConfigurationError
 from citewise.models import Hit
@@ -45,13 +45,13 @@ async def retrieve(
         return []
     if is_synchronous(options):
         # Nothing to await: one hop off the loop for the whole search, not one per stage.
-        return await asyncio.to_thread(retrieve_sync, store, embedder, query, options)
+        return await to_thread(retrieve_sync, store, embedder, query, options)
     # Made before any search, so a missing model (or model directory) fails fast.
     reranker = make_reranker(options.rerank, model, options.reranker_dir)
     with telemetry.stage("rewrite") if options.query_rewrite != "off" else nullcontext():
         queries = await rewrite_query(query, options.query_rewrite, model)
     depth = max(options.top_k, options.rerank_candidates if options.rerank != "off" else 0)
-    hits = await asyncio.to_thread(
+    hits = await to_thread(
         search_many, store, embedder, queries,
         k=depth, mode=options.ranker, filter=options.search_filter(),
         vector_weight=options.vector_weight, collapse=options.collapse_sections,
@@ -64,7 +64,7 @@ async def retrieve(
     if options.context_window <= 0:
         return hits
     with telemetry.stage("expand"):
-        return await asyncio.to_thread(
+        return await to_thread(
             expand_hits, store, hits, options.context_window, options.context_scope
         )
 

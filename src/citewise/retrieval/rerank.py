@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.config import ServiceSettings
 from citewise.errors import ConfigurationError
@@ -108,6 +108,9 @@ def rerank_cross_encoder(query: str, hits: Sequence[Hit], model: CrossEncoder) -
 
 class Ranking(BaseModel):
     """The listwise reranker's reply: passage numbers, most relevant first."""
+
+    # Built when first used (a model's structured reply), not on import: a search never does.
+    model_config = ConfigDict(defer_build=True)
 
     order: list[int] = Field(default_factory=list)
 

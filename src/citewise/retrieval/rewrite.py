@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.errors import ConfigurationError
 from citewise.llm import astructured, at_temperature_zero
@@ -39,17 +39,24 @@ QUERY_REWRITES: Registry[QueryRewriter] = Registry(
 class HypotheticalPassage(BaseModel):
     """HyDE: a passage that would answer the question (its words, not its facts, matter)."""
 
+    # Built when first used (a model's structured reply), not on import: a search never does.
+    model_config = ConfigDict(defer_build=True)
+
     passage: str
 
 
 class QueryVariants(BaseModel):
     """Multi-query: other phrasings of the question."""
 
+    model_config = ConfigDict(defer_build=True)
+
     queries: list[str] = Field(default_factory=list)
 
 
 class StepBackQuestion(BaseModel):
     """Step-back: the more general question behind the question."""
+
+    model_config = ConfigDict(defer_build=True)
 
     question: str
 

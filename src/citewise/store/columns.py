@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from citewise.models import Chunk
@@ -27,6 +28,17 @@ def chunk_values(c: Chunk) -> tuple[Any, ...]:
 
 def chunk_from_values(values: Sequence[Any]) -> Chunk:
     """The chunk of row values in :data:`CHUNK_FIELDS` order."""
-    fields = dict(zip(CHUNK_FIELDS, values, strict=True))
-    fields["heading_path"] = tuple(json.loads(fields["heading_path"]))
-    return Chunk(**fields)
+    # Positional, not a dict of keywords: every search builds a chunk per hit, and this
+    # was most of a keyword search's time after the matrix (benchmarks/keyword-impact.md).
+    (chunk_id, doc_id, position, section_index, text, title, heading_path, anchor, url, page,
+     scope, page_number) = values  # fmt: skip
+    return Chunk(
+        chunk_id, doc_id, position, section_index, text, title, _heading_path(heading_path),
+        anchor, url, page, scope, page_number,
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def _heading_path(stored: str) -> tuple[str, ...]:
+    # A document's chunks share a few heading paths; the tuple is immutable, so shared.
+    return tuple(json.loads(stored))

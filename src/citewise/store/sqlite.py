@@ -31,7 +31,7 @@ from citewise.store import (
 from citewise.store.availability import is_sqlite_unavailable, store_timeout
 from citewise.store.base import DocumentUpdate
 from citewise.store.checks import KB_NAME, check_meta, check_name, check_updates, unknown_kb
-from citewise.store.columns import chunk_values
+from citewise.store.columns import chunk_from_values, chunk_values
 from citewise.store.dense import DenseIndex, as_windows
 from citewise.store.locking import kb_write_lock
 from citewise.store.sqlite_dense import read_dense
@@ -546,7 +546,8 @@ class SQLiteKB:
         with self.store._read(self.name) as conn:
             impacts = lambda: self.store._impacts_for(self.name, conn)  # noqa: E731
             rows = keyword_rows(conn, text, k, filter, impacts)
-            return [(row_to_chunk(row), float(row["score"])) for row in rows]
+            # By position (score, then the chunk's columns), not by name: cheaper per hit.
+            return [(chunk_from_values(row[1:]), float(row[0])) for row in rows]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         with self.store._read(self.name) as conn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,19 +38,9 @@ class ImpactIndex:
         rows = [self.terms[t] for t in terms if t in self.terms]
         if not rows or k <= 0:
             return []
-        pos = np.concatenate([self.positions[self.indptr[r] : self.indptr[r + 1]] for r in rows])
-        val = np.concatenate([self.impacts[self.indptr[r] : self.indptr[r + 1]] for r in rows])
-        # bincount adds each chunk's postings in query order, from 0.0, as FTS5 adds its
-        # phrases' scores: the sums are FTS5's bit for bit, not just to rounding.
-        if len(rows) == 1:
-            cand, scores = pos, val
-        elif len(pos) * 8 >= len(self.rids):  # dense enough: one pass over all chunks
-            dense = np.bincount(pos, weights=val, minlength=len(self.rids))
-            cand = np.flatnonzero(dense)
-            scores = dense[cand]
-        else:
-            cand, inverse = np.unique(pos, return_inverse=True)
-            scores = np.bincount(inverse, weights=val, minlength=len(cand))
+        # Python ints for the bounds: a numpy scalar per slice bound costs more than the slice.
+        spans = [(int(self.indptr[r]), int(self.indptr[r + 1])) for r in rows]
+        cand, scores = self._sums(spans)
         if len(cand) > k:
             # Keep every chunk tied with the k-th score, so the rid tie-break below is exact.
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
@@ -57,7 +48,25 @@ class ImpactIndex:
             cand, scores = cand[keep], scores[keep]
         rids = self.rids[cand]
         order = np.lexsort((rids, -scores))[:k]
-        return [(int(rids[i]), float(scores[i])) for i in order]
+        return list(zip(rids[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _sums(
+        self, spans: list[tuple[int, int]]
+    ) -> tuple[npt.NDArray[np.integer[Any]], npt.NDArray[Any]]:
+        """Each matching chunk's position in ``rids`` and its summed score."""
+        if len(spans) == 1:
+            ((lo, hi),) = spans
+            return self.positions[lo:hi], self.impacts[lo:hi]
+        pos = np.concatenate([self.positions[lo:hi] for lo, hi in spans])
+        val = np.concatenate([self.impacts[lo:hi] for lo, hi in spans])
+        # bincount adds each chunk's postings in query order, from 0.0, as FTS5 adds its
+        # phrases' scores: the sums are FTS5's bit for bit, not just to rounding.
+        if len(pos) * 8 >= len(self.rids):  # dense enough: one pass over all chunks
+            dense = np.bincount(pos, weights=val, minlength=len(self.rids))
+            cand = np.flatnonzero(dense)
+            return cand, dense[cand]
+        cand, inverse = np.unique(pos, return_inverse=True)
+        return cand, np.bincount(inverse, weights=val, minlength=len(cand))
 
 
 def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
