@@ -17,9 +17,10 @@ from citewise.store.identifiers import FTS5_TOKENIZER, identifier_text
 from citewise.store.text import query_terms
 
 # 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident), 4 the
-# documents' metadata; an older file gains what it lacks when first opened
+# documents' metadata, 5 made the bigram index external-content (no second copy of every
+# text: store/cjk.py); an older file gains what it lacks when first opened
 # (sqlite_keyword.install, doc_metadata.install).
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 IDENT_FUNCTION = "citewise_identifiers"
 # Triggers call identifier_text() (registered on every connection), so no code path can
 # change a chunk and leave its identifier entry behind. The anchor counts: an API entry is
