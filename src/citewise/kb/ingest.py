@@ -407,12 +407,14 @@ def ingest(
     known_chunks = handle.chunk_ids() if handle is not None else set()
     report = IndexReport(kb=name, files=len(items))
     pending: list[_Pending] = []
+    # Resolved once per ingest, not per item (it reads the environment each time).
+    slots = _parse_slots(home)
     for item in items:
         previous = stored.get(item.doc_id)
         if previous is not None and previous.content_hash == item.fingerprint:
             report.unchanged.append(item.doc_id)
             continue
-        pending.append(_chunked(item, max_chars, overlap, known_chunks, home))
+        pending.append(_chunked(item, max_chars, overlap, known_chunks, slots))
         (report.updated if previous else report.added).append(item.doc_id)
     present = {item.doc_id for item in items}
     if remove_missing:
@@ -497,10 +499,10 @@ def _chunked(
     max_chars: int,
     overlap: Overlap,
     known_chunks: set[str],
-    home: Path | None = None,
+    slots: ParseSlots,
 ) -> _Pending:
     # Parse and chunk in one slot: both are CPU work the installation's bound covers.
-    with _parse_slots(home).held():
+    with slots.held():
         with telemetry.stage("parse"):
             sections = item.sections()
         with telemetry.stage("chunk"):
