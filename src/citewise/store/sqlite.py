@@ -42,7 +42,9 @@ from citewise.store.sqlite_schema import (
     DIM_KEY,
     GENERATION_KEY,
     SCHEMA_VERSION,
-    UPSERT_CHUNK,
+    STAGE_CHUNK,
+    STAGE_CHUNKS,
+    UPSERT_STAGED,
     create_database,
     fts_query,
     is_storage_failure,
@@ -398,8 +400,12 @@ class SQLiteStore:
             ),
         )
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
-        # In the updates' order, as one document at a time gave them their rowids.
-        conn.executemany(UPSERT_CHUNK, [chunk_values(c) for u in updates for c in u.chunks])
+        # One statement for all chunks (see sqlite_schema.STAGE_CHUNKS).
+        # The staging table is in the transaction: a failed apply rolls its rows back too.
+        conn.execute(STAGE_CHUNKS)
+        conn.executemany(STAGE_CHUNK, [chunk_values(c) for u in updates for c in u.chunks])
+        conn.execute(UPSERT_STAGED)
+        conn.execute("DELETE FROM temp.staged_chunks")
         new = {c.chunk_id for u in updates for c in u.chunks} - stored
         vectors = {c: v for u in updates for c, v in u.vectors.items() if c in new}
         self._insert_vectors(conn, vectors, dim)
