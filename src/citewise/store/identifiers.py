@@ -76,6 +76,19 @@ _DOT_NAME = re.compile(r"\.[A-Za-z_]")
 _CALLED = re.compile(r"[A-Za-z0-9]\(")
 
 
+# A flag is a hyphen then a letter (or a second hyphen then a letter or digit), at the start
+# of a line or after a character no name holds: hyphens inside words (``T-cell``) are most
+# of prose's, and checking the character before each is cheaper than _FLAG's look-behind.
+_HYPHEN_LETTER = re.compile(r"-(?:-[A-Za-z0-9]|[A-Za-z])")
+_IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _may_hold_flag(line: str) -> bool:
+    return "-" in line and any(
+        m.start() == 0 or line[m.start() - 1] not in _IN_NAME for m in _HYPHEN_LETTER.finditer(line)
+    )
+
+
 def _may_hold_path(line: str) -> bool:
     return (
         "_" in line
@@ -127,7 +140,7 @@ def _terms_at(match: re.Match[str]) -> list[tuple[str, bool]]:
 
 
 def _matches(line: str) -> list[tuple[int, int, list[tuple[str, bool]]]]:
-    flags = _FLAG.finditer(line) if "-" in line else ()  # every flag starts with a hyphen
+    flags = _FLAG.finditer(line) if _may_hold_flag(line) else ()
     found = [(m.start(), m.end(), _terms_at(m)) for m in flags]
     if _may_hold_path(line):
         found += [(m.start(), m.end(), _terms_at(m)) for m in _TERM_PATH.finditer(line)]
