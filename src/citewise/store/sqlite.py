@@ -402,10 +402,13 @@ class SQLiteStore:
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
         # One statement for all chunks (see sqlite_schema.STAGE_CHUNKS).
         # The staging table is in the transaction: a failed apply rolls its rows back too.
+        # Batches bound its size (a temporary file) for a large apply.
         conn.execute(STAGE_CHUNKS)
-        conn.executemany(STAGE_CHUNK, [chunk_values(c) for u in updates for c in u.chunks])
-        conn.execute(UPSERT_STAGED)
-        conn.execute("DELETE FROM temp.staged_chunks")
+        rows = [chunk_values(c) for u in updates for c in u.chunks]
+        for start in range(0, len(rows), _STAGED_BATCH):
+            conn.executemany(STAGE_CHUNK, rows[start : start + _STAGED_BATCH])
+            conn.execute(UPSERT_STAGED)
+            conn.execute("DELETE FROM temp.staged_chunks")
         new = {c.chunk_id for u in updates for c in u.chunks} - stored
         vectors = {c: v for u in updates for c, v in u.vectors.items() if c in new}
         self._insert_vectors(conn, vectors, dim)
@@ -458,6 +461,9 @@ class SQLiteStore:
             return ann.open_if_large(opened, conn, gen, self.ann_threshold, lambda: self._conn(kb))
 
 
+# Chunks written per statement: a few MB of text staged at a time, and FTS5 flushes its
+# pending terms once per batch (about when its 1 MB hash would anyway).
+_STAGED_BATCH = 4096
 # How long a write waits for another writer's lock before the store is called unavailable.
 _WRITE_BUSY_MS = 30_000
 
