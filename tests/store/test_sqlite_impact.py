@@ -302,3 +302,37 @@ def test_a_store_closed_from_its_own_build_thread_does_not_join_itself(
     assert not list((tmp_path / "kb.sqlite.impact").glob("**/terms.json"))
     assert "kb" not in store._impacts._by_kb
     store.close()
+
+
+def test_filling_vectors_in_keeps_the_matrix_and_a_text_write_replaces_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A knowledge base written text first fills its vectors batch by batch: each batch is a
+    # write, but none changes what the matrix was built from.
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
+    kb = store.create("kb")
+    given = update("guide", ["rotate the keys", "failover to the replica", "cache the token"])
+    kb.apply([type(given)(given.document, given.chunks, {})], vectors_later=True)
+    before = kb.keyword("replica keys", 5)
+    saved = [p.name for p in (tmp_path / "kb.sqlite.impact").iterdir()]
+
+    def no_build(conn: sqlite3.Connection, generation: str) -> None:
+        raise AssertionError("the matrix was rebuilt after a vector fill")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_impact, "build", no_build)
+        for chunk in given.chunks:
+            kb.fill_vectors({chunk.chunk_id: given.vectors[chunk.chunk_id]})
+            after = kb.keyword("replica keys", 5)
+            assert [(c.chunk_id, s) for c, s in after] == [(c.chunk_id, s) for c, s in before]
+        # Another store (another process) maps the same saved matrix.
+        other = SQLiteStore(tmp_path)
+        assert len(other.open("kb").keyword("replica keys", 5)) == len(before)
+        other.close()
+    assert [p.name for p in (tmp_path / "kb.sqlite.impact").iterdir()] == saved
+    assert kb.vectors_missing() == 0
+
+    kb.apply([update("new", ["zeppelin replica"])])
+    assert [c.doc_id for c, _ in kb.keyword("zeppelin", 5)] == ["new"]
+    assert [p.name for p in (tmp_path / "kb.sqlite.impact").iterdir()] != saved
+    store.close()

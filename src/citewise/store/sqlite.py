@@ -45,10 +45,12 @@ from citewise.store.sqlite_schema import (
     STAGE_CHUNK,
     STAGE_CHUNKS,
     UPSERT_STAGED,
+    bump_text_generation,
     create_database,
     fts_query,
     is_storage_failure,
     row_to_chunk,
+    text_generation,
 )
 
 if TYPE_CHECKING:
@@ -264,7 +266,8 @@ class SQLiteStore:
         return conn
 
     @contextmanager
-    def _write(self, kb: str) -> Iterator[sqlite3.Connection]:
+    def _write(self, kb: str, *, text: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; ``text``: it may change chunk text (all but vector fills)."""
         conn = self._conn(kb)
         # Writers take turns (another process indexing): wait as long as before for the lock.
         conn.execute(f"PRAGMA busy_timeout = {_WRITE_BUSY_MS}")
@@ -283,6 +286,8 @@ class SQLiteStore:
                 "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?",
                 (GENERATION_KEY,),
             )
+            if text:
+                bump_text_generation(conn)
             conn.execute("COMMIT")
         except BaseException as error:
             if conn.in_transaction:
@@ -344,7 +349,8 @@ class SQLiteStore:
             self._warm_ann(kb)
 
     def _fill_vectors(self, kb: str, vectors: Mapping[str, Vectors]) -> int:
-        with self._write(kb) as conn:
+        # Vectors only: the keyword matrix of the text stays current (no rebuild per batch).
+        with self._write(kb, text=False) as conn:
             remaining = sqlite_deferred.fill(conn, vectors)
         if not remaining:
             self._warm_ann(kb)
@@ -428,10 +434,9 @@ class SQLiteStore:
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
     def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex | None:
-        gen = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()[0]
         # Saved beside the file this connection reads (each generation has its own).
         opened = self._conns[(threading.get_ident(), kb)][2]
-        return self._impacts.index(kb, conn, str(gen), opened)
+        return self._impacts.index(kb, conn, text_generation(conn), opened)
 
     # -- the dense matrix ------------------------------------------------------------------
 

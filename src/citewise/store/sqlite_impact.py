@@ -11,8 +11,9 @@ is then a sum over a few sparse rows and a top k; the score equals ``-bm25(chunk
 What still goes to FTS5 (``impact_rows`` returns None): a term FTS5 would read as a phrase
 (tokenizes to other than one token), k over MAX_K, and filters, identifiers and CJK (handled in
 ``sqlite_keyword``). The matrix is saved beside the database (``{db}.impact/{generation}/``,
-numpy files opened memory-mapped), so each generation is built once, by whichever process
-asks first; a write makes a new generation, rebuilt in full on its first keyword search.
+numpy files opened memory-mapped), so each generation of the text is built once, by whichever
+process asks first; a write of text makes a new one, rebuilt in full on its first keyword
+search (filling vectors in does not: ``sqlite_schema.text_generation``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 from citewise.memory import release_free_memory
 from citewise.store.sqlite_impact_matrix import ImpactIndex, build
-from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, GENERATION_KEY
+from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, text_generation
 
 __all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
 
@@ -202,8 +203,7 @@ class ImpactCache:
         try:
             # One read transaction: the matrix is of the generation it read, or none.
             conn.execute("BEGIN")
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
-            if row is None or str(row[0]) != generation:
+            if text_generation(conn) != generation:
                 return None
             index = build(conn, generation)
             conn.execute("ROLLBACK")

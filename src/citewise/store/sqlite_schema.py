@@ -45,6 +45,9 @@ IDENT_SCHEMA = ";\n".join(IDENT_STATEMENTS) + ";\n"
 
 # Meta keys starting with "_" belong to the store (schema, generation, vector dim), not to callers.
 GENERATION_KEY = "_generation"
+# Bumped by writes that may change chunk text (every write but a vector fill): the keyword
+# index's matrix is keyed by it, so filling vectors in does not make it stale.
+TEXT_GENERATION_KEY = "_text_generation"
 DIM_KEY = "_dim"
 
 SCHEMA = (
@@ -103,6 +106,29 @@ def is_storage_failure(error: sqlite3.Error) -> bool:
         return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
     text = str(error).lower()
     return "disk is full" in text or "disk i/o error" in text
+
+
+def text_generation(conn: sqlite3.Connection) -> str:
+    """The generation of the knowledge base's text, for caches built from it alone.
+
+    A file written before the text key existed (or never written since) has none: its whole
+    generation stands in. The prefixes keep the two counters' values from ever naming the
+    same cache.
+    """
+    row = conn.execute(
+        "SELECT key, value FROM meta WHERE key IN (?, ?) ORDER BY key = ? DESC LIMIT 1",
+        (TEXT_GENERATION_KEY, GENERATION_KEY, TEXT_GENERATION_KEY),
+    ).fetchone()
+    return ("t" if row[0] == TEXT_GENERATION_KEY else "g") + str(row[1])
+
+
+def bump_text_generation(conn: sqlite3.Connection) -> None:
+    """Mark the text changed (inside the caller's write); a random start, as the generation's."""
+    conn.execute(
+        "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+        "value = CAST(value AS INTEGER) + 1",
+        (TEXT_GENERATION_KEY, str(secrets.randbits(62))),
+    )
 
 
 def create_database(path: Path) -> None:
