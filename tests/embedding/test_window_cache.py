@@ -178,3 +178,33 @@ def test_windows_not_made_of_the_text_are_not_encoded() -> None:
     blob = encode(text, [f"{HEADING}\n\nBody", "text here."])
     assert blob is not None and decode(text, blob) == [f"{HEADING}\n\nBody", "text here."]
     assert decode(text, b"") is None and decode(text, b"\x00" * 15) is None
+
+
+def test_a_second_knowledge_base_over_the_same_text_tokenizes_nothing(
+    minilm: Embedder, tmp_path: Path
+) -> None:
+    from citewise.config import Settings
+    from citewise.kb import KnowledgeBase
+    from citewise.models import Section
+
+    body = "\n\n".join(f"Paragraph {p} about serving widgets. " * 12 for p in range(6))
+    documents = {
+        f"doc-{d}": [Section(f"doc-{d}", f"Doc {d}", (f"Doc {d}",), 1, "", "", f"doc-{d}", body)]
+        for d in range(3)
+    }
+    settings = Settings(home=tmp_path / "home")
+    counts, chunks = [], []
+    for name in ("first", "second"):
+        inner = Counting(minilm)
+        with EmbeddingCache(settings.cache_path) as cache:
+            kb = KnowledgeBase.create(
+                name, settings=settings, embedder=CachedEmbedder(inner, cache)
+            )
+            kb.add_sections(documents)
+            chunks.append(
+                sorted((c.chunk_id, c.text) for c in kb.store.get(sorted(kb.store.chunk_ids())))
+            )
+            kb.library.close()
+        counts.append(len(inner.tokenized))
+    assert counts[0] >= 3 and counts[1] == 0
+    assert chunks[0] == chunks[1]
