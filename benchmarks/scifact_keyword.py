@@ -4,9 +4,16 @@ Only the keyword figure; it runs in a minute, so two trees compare in the same r
 
     PYTHONPATH=OTHER_TREE/src python benchmarks/scifact_keyword.py   # a baseline tree
     python benchmarks/scifact_keyword.py                              # this tree
+
+With a path argument, every query's top 100 (chunk id, score) is also written there as JSON,
+with four CJK, mixed and identifier queries (the bigram and identifier indexes), so two
+trees' files compare scores bit for bit. The data is ``$CITEWISE_TEST_DATA/scifact`` (else
+``../shared/data/scifact`` beside the tree).
 """
 
 import json
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,9 +28,10 @@ from citewise.store import DocumentUpdate
 from citewise.store.sqlite import SQLiteStore
 
 V = np.ones((1, 4), dtype=np.float32) / 2
-corpus, queries, qrels = load_beir(
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact", "test"
+DATA = Path(
+    os.environ.get("CITEWISE_TEST_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 )
+corpus, queries, qrels = load_beir(DATA / "scifact", "test")
 tmp = tempfile.mkdtemp()
 store = SQLiteStore(Path(tmp))
 kb = store.create("s")
@@ -39,6 +47,16 @@ for doc_id, (title, text) in corpus.items():
         )
     )
 kb.apply(ups)
+if len(sys.argv) > 1:
+    extra = [
+        "检索 treatment",
+        "细胞 cancer cells",
+        "Ｃａｎｃｅｒ therapy",
+        "T-cell vector_weight --flag",
+    ]
+    scores = {q: [(c.chunk_id, s) for c, s in kb.keyword(text, 100)] for q, text in queries.items()}
+    scores |= {q: [(c.chunk_id, s) for c, s in kb.keyword(q, 100)] for q in extra}
+    Path(sys.argv[1]).write_text(json.dumps(scores))
 run = {}
 t = time.perf_counter()
 for qid, q in queries.items():

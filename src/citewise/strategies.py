@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
 from citewise.embedding.base import Embedder
-from citewise.embedding.windows import windows_for
+from citewise.embedding.windows import windows_for_many
 from citewise.errors import ConfigurationError
 from citewise.models import Chunk
 from citewise.registry import Registry
@@ -219,14 +219,14 @@ class StrategyWindows:
 
 def section_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:
     """``section``: overlapping windows of each chunk, sized to the embedding model."""
-    return [windows_for(hook.embedder, chunk.text) for chunk in chunks]
+    return windows_for_many(hook.embedder, [chunk.text for chunk in chunks])
 
 
 def parent_child_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:
     """``parent_child``: small child windows over each chunk."""
     # Children never exceed what the model reads, whatever child size was asked for.
     size = min(hook.strategy.child_chars, hook.embedder.window_chars)
-    return [windows_for(hook.embedder, chunk.text, size) for chunk in chunks]
+    return windows_for_many(hook.embedder, [chunk.text for chunk in chunks], size)
 
 
 def qa_windows(hook: StrategyWindows, chunks: Sequence[Chunk]) -> list[list[str]]:

@@ -79,3 +79,143 @@ def test_a_version_1_file_gains_the_index_when_opened(kb: SQLiteKB, tmp_path: Pa
     assert check.execute("SELECT count(*) FROM chunks_cjk").fetchone()[0] == len(CJK_TEXTS)
     check.close()
     store.close()
+
+
+# What schema 2-4 files hold: a regular FTS5 table, a second copy of every chunk's bigram form.
+_SCHEMA_4 = (
+    "CREATE VIRTUAL TABLE chunks_cjk USING fts5("
+    "grams, tokenize='porter unicode61 remove_diacritics 2')",
+    """CREATE TRIGGER chunks_cjk_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_cjk (rowid, grams) VALUES (new.rid, citewise_cjk_grams(new.text));
+END""",
+    """CREATE TRIGGER chunks_cjk_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_cjk WHERE rowid = old.rid;
+END""",
+    """CREATE TRIGGER chunks_cjk_au AFTER UPDATE OF text ON chunks
+WHEN old.text IS NOT new.text BEGIN
+    UPDATE chunks_cjk SET grams = citewise_cjk_grams(new.text) WHERE rowid = new.rid;
+END""",
+)
+# English, CJK and mixed text, and text NFKC changes (full-width letters, a ligature).
+_MIXED = {
+    **CJK_TEXTS,
+    "fullwidth": "Ｆｕｌｌ width ｓｃｈｅｄｕｌｅｒ and the ﬁle cluster",
+    "more": "The cluster scheduler retries failed jobs; 检索 jobs too.",
+}
+_QUERIES = [
+    "删除文档",
+    "下雨",
+    "vector_weight 有什么作用",
+    "scheduler 检索",
+    "cluster jobs",
+    "file",
+]
+
+
+def _as_schema_4(path: Path) -> None:
+    """Turn a new file back into what schema 4 wrote (its bigram index rebuilt that way)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.create_function("citewise_cjk_grams", 1, cjk_grams, deterministic=True)
+    conn.execute("BEGIN")
+    for trigger in ("chunks_cjk_ai", "chunks_cjk_ad", "chunks_cjk_au"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE chunks_cjk")
+    conn.execute("DROP VIEW chunks_cjk_source")
+    conn.execute("DROP TABLE chunks_cjk_grams")
+    for statement in _SCHEMA_4:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO chunks_cjk (rowid, grams) SELECT rid, citewise_cjk_grams(text) FROM chunks"
+    )
+    conn.execute("UPDATE meta SET value = '4' WHERE key = '_schema'")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+_SCORES = (
+    "SELECT c.chunk_id, -bm25(chunks_cjk) FROM chunks_cjk JOIN chunks c ON c.rid = "
+    "chunks_cjk.rowid WHERE chunks_cjk MATCH ? ORDER BY bm25(chunks_cjk), c.rid"
+)
+_RAW_QUERIES = ("删除文档 晴", "检索 scheduler cluster", "ｆｉｌｅ 检索")
+
+
+def _integrity(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    # rank 1: the index is also checked against the text it was made from (the view).
+    conn.execute("INSERT INTO chunks_cjk (chunks_cjk, rank) VALUES ('integrity-check', 1)")
+    conn.close()
+
+
+def _results(kb: SQLiteKB) -> list[list[tuple[str, float]]]:
+    return [[(c.chunk_id, s) for c, s in kb.keyword(q, 10)] for q in _QUERIES]
+
+
+def test_only_text_whose_bigram_form_differs_is_stored_twice(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(doc, [text]) for doc, text in _MIXED.items()])
+    conn = sqlite3.connect(tmp_path / "kb.sqlite")
+    stored = dict(
+        conn.execute("SELECT c.doc_id, g.grams FROM chunks_cjk_grams g JOIN chunks c USING (rid)")
+    )
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert stored == {d: cjk_grams(t) for d, t in _MIXED.items() if d != "english"}
+    assert "chunks_cjk_content" not in tables
+    _integrity(tmp_path / "kb.sqlite")
+    store.close()
+
+
+def test_a_schema_4_file_is_converted_with_the_same_scores(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    kb = store.create("kb")
+    kb.apply([update(doc, [text]) for doc, text in _MIXED.items()])
+    kb.apply(removed_doc_ids=["delete"])  # rowids with a gap, as a used file has
+    store.close()
+    path = tmp_path / "kb.sqlite"
+    _as_schema_4(path)
+    old = SQLiteStore(tmp_path)
+    raw = sqlite3.connect(path)
+    raw.create_function("citewise_cjk_grams", 1, cjk_grams, deterministic=True)
+    # The schema 4 file's own scores, read before any citewise opens it.
+    before = [raw.execute(_SCORES, (cjk_query(q, frozenset()),)).fetchall() for q in _RAW_QUERIES]
+    chunks_before = raw.execute("SELECT * FROM chunks ORDER BY rid").fetchall()
+    raw.close()
+    handle = old.open("kb")
+    assert handle.chunk_ids()  # opening converts
+    check = sqlite3.connect(path)
+    after = [check.execute(_SCORES, (cjk_query(q, frozenset()),)).fetchall() for q in _RAW_QUERIES]
+    assert after == before and all(before)  # the same rows, the same scores, bit for bit
+    assert check.execute("SELECT * FROM chunks ORDER BY rid").fetchall() == chunks_before
+    assert check.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone() == (
+        SCHEMA_VERSION,
+    )
+    names = {row[0] for row in check.execute("SELECT name FROM sqlite_master")}
+    assert "chunks_cjk_content" not in names and "chunks_cjk_grams" in names
+    check.close()
+    _integrity(path)
+    old.close()
+
+
+def test_a_converted_file_ranks_as_a_new_one_through_writes(tmp_path: Path) -> None:
+    """The same writes to a new file and to a converted schema 4 one: same hits and scores."""
+    results = {}
+    for form in ("new", "old"):
+        root = tmp_path / form
+        store = SQLiteStore(root)
+        kb = store.create("kb")
+        kb.apply([update(doc, [text]) for doc, text in list(_MIXED.items())[:3]])
+        if form == "old":
+            store.close()
+            _as_schema_4(root / "kb.sqlite")
+            store = SQLiteStore(root)
+            kb = store.open("kb")  # converted here
+        kb.apply([update(doc, [text]) for doc, text in list(_MIXED.items())[3:]])
+        # Changed text (the update trigger), a removed document and a re-added one.
+        kb.apply([update("weather", ["明天下雨，带伞。 The cluster is down."])], ["parser"])
+        kb.apply([update("parser", ["GeneralParsers 负责解析文件。"])])
+        results[form] = _results(kb)
+        _integrity(root / "kb.sqlite")
+        store.close()
+    assert results["new"] == results["old"]
+    assert all(results["new"])

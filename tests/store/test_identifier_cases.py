@@ -12,9 +12,9 @@ from citewise.evaluation.cases import load_cases
 from citewise.kb import parse_folder
 from citewise.sources.nav import folder_api_reference
 from citewise.store.identifiers import document_identifiers, query_identifiers
+from tests.conftest import SHARED_DATA
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 CASES = {
     "lgos-identifier-cases.json": SHARED_DATA / "lgos-docs-0.12.0" / "docs",
     "requests-identifier-cases.json": SHARED_DATA / "requests-2.34.2" / "docs",

@@ -40,6 +40,9 @@ from tests.store.support import IDENTIFIER_QUERIES, IDENTIFIER_TEXTS, update
         ("e.g. a well-known, built-in pre-commit hook; U.S. law", []),
         ("Lp(a) and chaperone(s) in 0-dimensional space, v0.12.0, 3_000", []),
         ("ChatOpenAI and CamelCase stay whole words", []),
+        # Sentence ends and asides are skipped before the name pattern runs, names kept.
+        ("A sentence ends. Another (aside) ends, then cfg.load.", ["cfg.load"]),
+        ("Line one.\nsecond_line (x) f(y) and g()", ["second_line", "g()"]),
     ],
 )
 def test_what_counts_as_an_identifier(text: str, terms: list[str]) -> None:

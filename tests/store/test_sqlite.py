@@ -13,6 +13,8 @@ import pytest
 
 from citewise.errors import KnowledgeBaseError
 from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
+from citewise.store import sqlite as sqlite_module
+from citewise.store.cjk import cjk_grams
 from citewise.store.sqlite import SQLiteKB
 from tests.store.support import (
     BASE,
@@ -65,7 +67,7 @@ def test_one_wal_file_per_kb_built_without_leftovers(store: SQLiteStore) -> None
     } <= tables
     # The store's own keys are in the file but never in meta().
     assert {"_schema", "_generation", "_dim"} <= set(meta)
-    assert meta["_schema"] == "4" and meta["_dim"] == str(DIM)
+    assert meta["_schema"] == "5" and meta["_dim"] == str(DIM)
     assert store.open("docs-1").meta() == {}
 
 
@@ -110,9 +112,9 @@ def test_failure_mid_apply_rolls_everything_back(
     def failing(self: SQLiteStore, *args: object) -> None:
         nonlocal calls
         calls += 1
-        if calls == 2:
-            raise RuntimeError("disk on fire")
         original(self, *args)  # type: ignore[arg-type]
+        # Every document, chunk and vector of the apply written, the removal not yet.
+        raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(SQLiteStore, "_insert_vectors", failing)
     updates = [
@@ -121,7 +123,7 @@ def test_failure_mid_apply_rolls_everything_back(
     ]
     with pytest.raises(RuntimeError, match="disk on fire"):
         filled.apply(updates, removed_doc_ids=["auth"], meta={"embedder": "x"})
-    assert calls == 2
+    assert calls == 1
     assert_base_intact(filled)
 
 
@@ -236,3 +238,29 @@ def test_keyword_top_k_unfiltered_equals_the_joined_form_ties_included(store: SQ
         joined = [(c.chunk_id, s) for c, s in kb.keyword("rotate keys", k, everything)]
         assert plain == joined
         assert len(plain) == min(k, 24)
+
+
+def test_an_apply_writes_its_chunks_in_batches_in_order(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_module, "_STAGED_BATCH", 2)
+    kb = store.create("kb")
+    updates = [
+        update("one", ["alpha widget", "beta widget", "gamma widget"]),
+        update("two", ["delta widget", "检索 widget"]),
+    ]
+    kb.apply(updates)
+    kb.apply([update("two", ["delta widget", "epsilon widget"])])  # one kept, one new
+    order = [c.chunk_id for u in updates for c in u.chunks][:4]
+    path = store.root / "kb.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.create_function("citewise_cjk_grams", 1, cjk_grams, deterministic=True)
+        rows = [row[0] for row in conn.execute("SELECT chunk_id FROM chunks ORDER BY rid")]
+        for table in ("chunks_fts", "chunks_cjk", "chunks_ident"):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+        staged = conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0]
+    conn.close()
+    assert rows[:4] == order and len(rows) == 5  # rowids in the updates' order
+    assert staged == 0  # nothing staged in another connection
+    assert len(kb.keyword("widget", 10)) == 5
+    assert [c.doc_id for c, _ in kb.keyword("检索", 5)] == []

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from citewise.embedding.base import Embedder, Vectors
+from citewise.embedding.window_cache import WindowCache
 
 # SQLite builds before 3.32 allow 999 parameters per statement; stay well under.
 _QUERY_CHUNK = 500
@@ -53,6 +54,8 @@ class EmbeddingCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
             self._db.commit()
+        # Where chunks' token windows were cut, in the same file (embedding/window_cache.py).
+        self.windows = WindowCache(self._db, self._lock)
 
     def get_many(self, model_id: str, texts: Sequence[str]) -> dict[int, Vectors]:
         """Cached vectors by position in ``texts``; positions not cached are absent."""
@@ -131,6 +134,8 @@ class CachedEmbedder:
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.window_chars = inner.window_chars
+        # Read by windows_for_many: unchanged text is not tokenized again to cut windows.
+        self.window_cache = cache.windows
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -160,6 +165,6 @@ class CachedEmbedder:
     def __getattr__(self, name: str) -> object:
         # Windows are cut by the wrapped model's tokens when it can count them
         # (``TokenWindowed``): the cache must not hide that.
-        if name in ("window_tokens", "token_spans"):
+        if name in ("window_tokens", "token_spans", "tokenizer_id"):
             return getattr(self.inner, name)
         raise AttributeError(name)

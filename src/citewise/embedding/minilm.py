@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,12 @@ class MiniLMEmbedder:
                 self._input_names = model.input_names
                 self._output_name = model.output_name
                 self._session = model.session
+
+    @property
+    def tokenizer_id(self) -> str:
+        """The tokenizer's identity (vocabulary, library version): cut windows are cached by
+        it (``embedding/window_cache.py``)."""
+        return _tokenizer_id()
 
     @property
     def window_tokens(self) -> int:
@@ -184,6 +191,17 @@ def _tokenizer(kind: str) -> Any:
         if kind not in _tokenizers:
             _tokenizers[kind] = _load_tokenizer(kind)
         return _tokenizers[kind]
+
+
+@cache
+def _tokenizer_id() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        library = version("tokenizers")
+    except PackageNotFoundError:
+        library = "unknown"
+    return f"bert-wordpiece-uncased:{VOCAB_SHA256[:16]}:tokenizers-{library}"
 
 
 def _load_tokenizer(kind: str) -> Any:

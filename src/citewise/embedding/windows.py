@@ -30,23 +30,54 @@ class TokenWindowed(Protocol):
     def token_spans(self, text: str) -> Sequence[tuple[int, int]]: ...
 
 
+class _CutCache(Protocol):
+    """What ``windows_for_many`` needs of a window cache (``embedding/window_cache.py``)."""
+
+    def settings_id(self, embedder: object) -> str: ...
+
+    def windows(
+        self, settings: str, texts: Sequence[str], cut: Callable[[str], list[str]]
+    ) -> list[list[str]]: ...
+
+
 def windows_for(embedder: object, text: str, window_chars: int | None = None) -> list[str]:
     """The windows ``embedder`` embeds for a chunk's ``text``.
 
     By the embedder's tokens when it can count them (``TokenWindowed``) and no smaller
     ``window_chars`` is asked for (a parent/child strategy's child size); else by characters.
     """
-    own_chars = int(getattr(embedder, "window_chars", 0) or 0)
+    by_tokens = _by_tokens(embedder, window_chars)
+    if by_tokens is not None:
+        size, spans_of = by_tokens
+        return token_windows(text, spans_of, size, size // OVERLAP_FRACTION)
+    return embedding_windows(text, window_chars or int(getattr(embedder, "window_chars", 0) or 0))
+
+
+def windows_for_many(
+    embedder: object, texts: Sequence[str], window_chars: int | None = None
+) -> list[list[str]]:
+    """``windows_for`` of each text; token windows come from the embedder's ``window_cache``
+    when it has one (a ``CachedEmbedder``): text cut before is not tokenized again."""
+    cache: _CutCache | None = getattr(embedder, "window_cache", None)
+    if cache is None or _by_tokens(embedder, window_chars) is None:
+        # Character windows cost no tokenizer: nothing worth caching.
+        return [windows_for(embedder, text, window_chars) for text in texts]
+    return cache.windows(
+        cache.settings_id(embedder), texts, lambda text: windows_for(embedder, text, window_chars)
+    )
+
+
+def _by_tokens(embedder: object, window_chars: int | None) -> tuple[int, TokenSpans] | None:
+    """The embedder's window size in tokens and its tokenizer, if windows are cut by tokens."""
     # What isinstance(embedder, TokenWindowed) checks, without its cost per chunk.
     size = getattr(embedder, "window_tokens", None)
     spans_of = getattr(embedder, "token_spans", None)
-    if (
-        size is not None
-        and spans_of is not None
-        and (window_chars is None or window_chars >= own_chars)
-    ):
-        return token_windows(text, spans_of, size, size // OVERLAP_FRACTION)
-    return embedding_windows(text, window_chars or own_chars)
+    if size is None or spans_of is None:
+        return None
+    own_chars = int(getattr(embedder, "window_chars", 0) or 0)
+    if window_chars is not None and window_chars < own_chars:
+        return None
+    return int(size), spans_of
 
 
 _SENTENCE_START = re.compile(r"\n|(?<=[.!?;:])\s")

@@ -17,7 +17,7 @@ from citewise import telemetry
 from citewise.chunking import NO_OVERLAP, Overlap, chunk_sections
 from citewise.config import ParseSettings
 from citewise.embedding.base import Embedder, Vectors
-from citewise.embedding.windows import windows_for
+from citewise.embedding.windows import windows_for_many
 from citewise.errors import CitewiseError, EmbeddingError, KnowledgeBaseError, SourceError
 from citewise.kb.config import META_EMBEDDER_MODEL, stored_embedder
 from citewise.models import Chunk, Document, Section
@@ -334,7 +334,7 @@ def embed_chunks(
 ) -> tuple[dict[str, Vectors], int]:
     """Vectors for each chunk, one row per embedding window; also the number of windows."""
     if windows_of is None:
-        windows = [windows_for(embedder, chunk.text) for chunk in chunks]
+        windows = windows_for_many(embedder, [chunk.text for chunk in chunks])
     else:
         windows = windows_of(chunks) if chunks else []
     flat = [text for chunk_windows in windows for text in chunk_windows]
@@ -407,12 +407,14 @@ def ingest(
     known_chunks = handle.chunk_ids() if handle is not None else set()
     report = IndexReport(kb=name, files=len(items))
     pending: list[_Pending] = []
+    # Resolved once per ingest, not per item (it reads the environment each time).
+    slots = _parse_slots(home)
     for item in items:
         previous = stored.get(item.doc_id)
         if previous is not None and previous.content_hash == item.fingerprint:
             report.unchanged.append(item.doc_id)
             continue
-        pending.append(_chunked(item, max_chars, overlap, known_chunks, home))
+        pending.append(_chunked(item, max_chars, overlap, known_chunks, slots))
         (report.updated if previous else report.added).append(item.doc_id)
     present = {item.doc_id for item in items}
     if remove_missing:
@@ -497,10 +499,10 @@ def _chunked(
     max_chars: int,
     overlap: Overlap,
     known_chunks: set[str],
-    home: Path | None = None,
+    slots: ParseSlots,
 ) -> _Pending:
     # Parse and chunk in one slot: both are CPU work the installation's bound covers.
-    with _parse_slots(home).held():
+    with slots.held():
         with telemetry.stage("parse"):
             sections = item.sections()
         with telemetry.stage("chunk"):
@@ -534,11 +536,19 @@ def _embedded(
     if windows_of is None:
         # Each chunk is cut into windows once (cutting tokenizes its whole text): the same
         # windows give the progress estimate here and are embedded below.
-        cut = {c.chunk_id: windows_for(embedder, c.text) for p in pending for c in p.fresh}
+        fresh = [c for p in pending for c in p.fresh]
+        cut = dict(
+            zip(
+                [c.chunk_id for c in fresh],
+                windows_for_many(embedder, [c.text for c in fresh]),
+                strict=True,
+            )
+        )
         expected = sum(len(w) for w in cut.values())
         windows_of = _windows_from(cut)
     else:
-        expected = sum(len(windows_for(embedder, c.text)) for p in pending for c in p.fresh)
+        texts = [c.text for p in pending for c in p.fresh]
+        expected = sum(len(w) for w in windows_for_many(embedder, texts))
     done = 0
     for batch in _batches(pending):
         try:

@@ -6,10 +6,22 @@ each CJK run rewritten as its overlapping character bigrams (``检索结果`` �
 usual segmenter-free approach (as in Lucene's CJKAnalyzer), and the rest of the text as is.
 Queries that contain CJK characters use it; other queries keep the original index, so English
 BM25 scores are exactly what they were.
+
+The index holds every chunk (its row count, lengths and word postings enter the scores of
+mixed queries), but not a copy of every text: it is an external-content index over the view
+``chunks_cjk_source``, each chunk's text with its bigram form where that differs, and only
+those forms are stored (``chunks_cjk_grams``: chunks with CJK or text that NFKC changes). A
+text without CJK (nearly every English chunk) is stored once, in ``chunks``. Deleting from an
+external-content index takes the exact text that was indexed; the triggers read it from what
+is stored (the stored form, else the chunk's text), never by running ``cjk_grams`` again, so
+a later change to ``cjk_grams`` or to Python's Unicode tables cannot unbalance the index.
+Files from before (schema 4 and older: a second copy of every text) are converted when
+opened (``install``).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import unicodedata
@@ -27,22 +39,45 @@ __all__ = [
     "install",
 ]
 
+log = logging.getLogger(__name__)
+
 GRAMS_FUNCTION = "citewise_cjk_grams"
 
+# The indexed form of chunk ``rid``: its stored bigram form, else its text.
+_INDEXED = "coalesce((SELECT grams FROM chunks_cjk_grams WHERE rid = {0}.rid), {0}.text)"
+# The bigram form of a new chunk, stored only where it is not the text itself.
+_STORE_FORM = (
+    "INSERT INTO chunks_cjk_grams (rid, grams) SELECT new.rid, g FROM "
+    f"(SELECT {GRAMS_FUNCTION}(new.text) AS g) WHERE g IS NOT new.text;"
+)
+_ADD = f"INSERT INTO chunks_cjk (rowid, grams) VALUES (new.rid, {_INDEXED.format('new')});"
+_REMOVE = (
+    "INSERT INTO chunks_cjk (chunks_cjk, rowid, grams) "
+    f"VALUES ('delete', old.rid, {_INDEXED.format('old')});\n"
+    "    DELETE FROM chunks_cjk_grams WHERE rid = old.rid;"
+)
+TRIGGERS = ("chunks_cjk_ai", "chunks_cjk_ad", "chunks_cjk_au")
 # Triggers call cjk_grams() (registered on every connection the store opens) so, as for the
 # main index, no code path can change a chunk and leave its bigram entry behind.
 CJK_STATEMENTS = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_cjk USING fts5("
-    "grams, tokenize='porter unicode61 remove_diacritics 2')",
+    "CREATE TABLE IF NOT EXISTS chunks_cjk_grams (rid INTEGER PRIMARY KEY, grams TEXT NOT NULL)",
+    "CREATE VIEW IF NOT EXISTS chunks_cjk_source (rid, grams) AS SELECT c.rid, "
+    "coalesce(g.grams, c.text) FROM chunks c LEFT JOIN chunks_cjk_grams g ON g.rid = c.rid",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_cjk USING fts5(grams, "
+    "content='chunks_cjk_source', content_rowid='rid', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_cjk (rowid, grams) VALUES (new.rid, {GRAMS_FUNCTION}(new.text));
+    {_STORE_FORM}
+    {_ADD}
 END""",
-    """CREATE TRIGGER IF NOT EXISTS chunks_cjk_ad AFTER DELETE ON chunks BEGIN
-    DELETE FROM chunks_cjk WHERE rowid = old.rid;
+    f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_ad AFTER DELETE ON chunks BEGIN
+    {_REMOVE}
 END""",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_au AFTER UPDATE OF text ON chunks
 WHEN old.text IS NOT new.text BEGIN
-    UPDATE chunks_cjk SET grams = {GRAMS_FUNCTION}(new.text) WHERE rowid = new.rid;
+    {_REMOVE}
+    {_STORE_FORM}
+    {_ADD}
 END""",
 )
 CJK_SCHEMA = ";\n".join(CJK_STATEMENTS) + ";\n"
@@ -93,23 +128,34 @@ def cjk_query(text: str, stopwords: frozenset[str]) -> str:
 
 
 def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection], None]) -> None:
-    """Register the bigram function on ``conn``; add and fill the index if the file predates it.
+    """Register the bigram function on ``conn``; (re)build the index if the file predates it.
 
-    ``on_upgrade`` runs inside the upgrade transaction (the store records its schema version).
+    A file with no bigram index (schema 1) or with one holding a copy of every text (schema
+    2 to 4) gets this one, filled from the chunks (nothing else changes: the index is made
+    from them alone, so its scores are the same). ``on_upgrade`` runs inside the upgrade
+    transaction (the store records its schema version).
     """
     conn.create_function(GRAMS_FUNCTION, 1, cjk_grams, deterministic=True)
-    if _has_index(conn):
+    if _is_current(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if not _has_index(conn):  # another process may have upgraded it meanwhile
+        if not _is_current(conn):  # another process may have upgraded it meanwhile
+            count = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            log.warning("rebuilding the CJK bigram index of an older file (%d chunks)", count)
             # Statement by statement: executescript() would commit the open transaction.
+            for trigger in TRIGGERS:
+                conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            conn.execute("DROP TABLE IF EXISTS chunks_cjk")
             for statement in CJK_STATEMENTS:
                 conn.execute(statement)
+            conn.execute("DELETE FROM chunks_cjk_grams")
             conn.execute(
-                f"INSERT INTO chunks_cjk (rowid, grams) SELECT rid, {GRAMS_FUNCTION}(text) "
-                "FROM chunks"
+                "INSERT INTO chunks_cjk_grams (rid, grams) SELECT rid, g FROM "
+                f"(SELECT rid, text, {GRAMS_FUNCTION}(text) AS g FROM chunks) "
+                "WHERE g IS NOT text"
             )
+            conn.execute("INSERT INTO chunks_cjk (chunks_cjk) VALUES ('rebuild')")
             on_upgrade(conn)
         conn.execute("COMMIT")
     except BaseException:
@@ -118,8 +164,13 @@ def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection],
         raise
 
 
-def _has_index(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_cjk'"
-    ).fetchone()
-    return row is not None
+def _is_current(conn: sqlite3.Connection) -> bool:
+    """The file has this index: the stored forms, and no copy of every text."""
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name IN "
+            "('chunks_cjk', 'chunks_cjk_grams', 'chunks_cjk_content')"
+        )
+    }
+    return names == {"chunks_cjk", "chunks_cjk_grams"}

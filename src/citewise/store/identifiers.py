@@ -62,11 +62,41 @@ _FLAG = re.compile(
     _START + r"(?:--[A-Za-z0-9][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*|-[A-Za-z](?![A-Za-z0-9_\-]))"
 )
 _PATH = re.compile(_START + rf"{_NAME}(?:\.{_NAME})*(?P<call>\(\)?)?")
-# The names of _PATH that can hold a term: an underscore, a dot or a call before the first
-# name ends. Prose is mostly plain words, which this skips inside the regex engine instead
-# of building and discarding a match for each (identifier extraction was a third of a
-# build's time: benchmarks/peers.md).
-_TERM_PATH = re.compile(_START + r"(?=[A-Za-z0-9]*[_.(])" + _PATH.pattern[len(_START) :])
+# The names of _PATH that can hold a term: an underscore, a dot then a name, or a call
+# before the first name ends (a sentence's last word has none). Prose is mostly plain words,
+# which this skips inside the regex engine instead of building and discarding a match for
+# each (identifier extraction was a third of a build's time: benchmarks/peers.md).
+_TERM_PATH = re.compile(
+    _START + r"(?=[A-Za-z0-9]*(?:_|\.[A-Za-z_]|\())" + _PATH.pattern[len(_START) :]
+)
+# A term needs an underscore, a name called or a name dotted to another: a line with none of
+# them is skipped before _TERM_PATH's look-behind runs at its every character (most lines
+# of prose; a literal-led search is far faster: benchmarks/peers.md).
+_DOT_NAME = re.compile(r"\.[A-Za-z_]")
+_CALLED = re.compile(r"[A-Za-z0-9]\(")
+
+
+# A flag is a hyphen then a letter (or a second hyphen then a letter or digit), at the start
+# of a line or after a character no name holds: hyphens inside words (``T-cell``) are most
+# of prose's, and checking the character before each is cheaper than _FLAG's look-behind.
+_HYPHEN_LETTER = re.compile(r"-(?:-[A-Za-z0-9]|[A-Za-z])")
+_IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _may_hold_flag(line: str) -> bool:
+    return "-" in line and any(
+        m.start() == 0 or line[m.start() - 1] not in _IN_NAME for m in _HYPHEN_LETTER.finditer(line)
+    )
+
+
+def _may_hold_path(line: str) -> bool:
+    return (
+        "_" in line
+        or _DOT_NAME.search(line) is not None
+        or ("(" in line and _CALLED.search(line) is not None)
+    )
+
+
 # What may come before a defining identifier on its line: indentation, heading marks, quote
 # marks, table bars, list bullets and numbers, code backticks, bold or italic marks.
 # Where a line that defines something starts: a table row, list item, heading or quote mark
@@ -110,9 +140,10 @@ def _terms_at(match: re.Match[str]) -> list[tuple[str, bool]]:
 
 
 def _matches(line: str) -> list[tuple[int, int, list[tuple[str, bool]]]]:
-    flags = _FLAG.finditer(line) if "-" in line else ()  # every flag starts with a hyphen
+    flags = _FLAG.finditer(line) if _may_hold_flag(line) else ()
     found = [(m.start(), m.end(), _terms_at(m)) for m in flags]
-    found += [(m.start(), m.end(), _terms_at(m)) for m in _TERM_PATH.finditer(line)]
+    if _may_hold_path(line):
+        found += [(m.start(), m.end(), _terms_at(m)) for m in _TERM_PATH.finditer(line)]
     return sorted(f for f in found if f[2])
 
 

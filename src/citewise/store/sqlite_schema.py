@@ -17,9 +17,10 @@ from citewise.store.identifiers import FTS5_TOKENIZER, identifier_text
 from citewise.store.text import query_terms
 
 # 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident), 4 the
-# documents' metadata; an older file gains what it lacks when first opened
+# documents' metadata, 5 made the bigram index external-content (no second copy of every
+# text: store/cjk.py); an older file gains what it lacks when first opened
 # (sqlite_keyword.install, doc_metadata.install).
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 IDENT_FUNCTION = "citewise_identifiers"
 # Triggers call identifier_text() (registered on every connection), so no code path can
 # change a chunk and leave its identifier entry behind. The anchor counts: an API entry is
@@ -167,13 +168,27 @@ def create_database(path: Path) -> None:
 
 CHUNK_COLUMNS = ", ".join(CHUNK_FIELDS)
 C_CHUNK_COLUMNS = ", ".join("c." + col for col in CHUNK_COLUMNS.split(", "))
-UPSERT_CHUNK = f"""
-INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (chunk_id) DO UPDATE SET
+_REFRESH = """ON CONFLICT (chunk_id) DO UPDATE SET
     doc_id = excluded.doc_id, position = excluded.position,
     section_index = excluded.section_index, text = excluded.text, title = excluded.title,
     heading_path = excluded.heading_path, anchor = excluded.anchor, url = excluded.url,
-    page = excluded.page, scope = excluded.scope, page_number = excluded.page_number
+    page = excluded.page, scope = excluded.scope, page_number = excluded.page_number"""
+# An apply's chunks are staged in a private table, then written by one statement: the
+# indexes' triggers then run inside one statement, where one statement per chunk made FTS5
+# flush its pending terms to disk at every chunk's savepoint (half the keyword indexes'
+# write time at SciFact size: benchmarks/peers.md).
+STAGE_CHUNKS = (
+    f"CREATE TEMP TABLE IF NOT EXISTS staged_chunks (seq INTEGER PRIMARY KEY, {CHUNK_COLUMNS})"
+)
+STAGE_CHUNK = (
+    f"INSERT INTO temp.staged_chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# In staging order, as one chunk at a time gave them their rowids (WHERE true: an upsert
+# after a SELECT needs a WHERE clause to parse).
+UPSERT_STAGED = f"""
+INSERT INTO chunks ({CHUNK_COLUMNS}) SELECT {CHUNK_COLUMNS} FROM temp.staged_chunks
+WHERE true ORDER BY seq
+{_REFRESH}
 """
 
 
