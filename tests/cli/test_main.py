@@ -150,7 +150,7 @@ def test_version_names_the_package_schema_and_embedder(
         main(["--version"])
     assert exit_info.value.code == 0
     printed = capsys.readouterr().out.strip()
-    assert printed == f"citewise {__version__} (SQLite store schema 4, embedder e5)"
+    assert printed == f"citewise {__version__} (SQLite store schema 5, embedder e5)"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
