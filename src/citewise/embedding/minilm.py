@@ -53,6 +53,9 @@ def verify_sha256(path: Path, expected: str, what: str) -> None:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 tokens), the default embedder.
 
+    Its products run in int8 on the packaged int8 weights (``int8_compute``, default;
+    embedding/int8_compute.py), one window per call, the calls side by side on ``threads``
+    cores. ``int8_compute=False`` runs them in float32, as the package's graph is written.
     Construction is cheap: the tokenizers load on first use, the ONNX session on the first
     vector computed.
     """
