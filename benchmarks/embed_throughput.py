@@ -234,6 +234,7 @@ def run_ingest(
         rows[name] = {
             "index_seconds": [r["index_seconds"] for r in results[name]],
             "windows": results[name][0]["windows"],
+            "peak_rss_mb": [r.get("peak_rss_mb") for r in results[name]],
             "time_vs_baseline": round(median / base, 3),
             "speedup": round(base / median, 2),
         }
@@ -265,13 +266,13 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [
         f"# cold ingest: {report['documents']} SciFact documents, {report['rounds']} rounds",
         "",
-        "| source | seconds per round | windows | time vs first | speedup |",
-        "|---|---|---|---|---|",
+        "| source | seconds per round | windows | time vs first | speedup | peak RSS MB |",
+        "|---|---|---|---|---|---|",
     ]
     for name, row in report["sources"].items():
         lines.append(
             f"| {name} | {row['index_seconds']} | {row['windows']} | "
-            f"{row['time_vs_baseline']} | {row['speedup']} |"
+            f"{row['time_vs_baseline']} | {row['speedup']} | {row['peak_rss_mb']} |"
         )
     return "\n".join(lines) + "\n"
 
