@@ -42,6 +42,12 @@ from citewise.evaluation.beir import load_beir
 from citewise.models import Section
 
 SUBSET_SCRIPT = Path(__file__).parent / "ingest_subset.py"
+QUERIES = (
+    "Does vitamin D deficiency raise the risk of multiple sclerosis?",
+    "ALDH1 expression is associated with poorer prognosis for breast cancer.",
+    "Which protein regulates mitochondrial fission?",
+    "Antibiotic resistance in hospital infections",
+)
 
 
 @contextlib.contextmanager
@@ -187,6 +193,19 @@ def run_floor(
             "cosine_mean": round(float(cosine.mean()), 5),
         }
     lengths = [len(seq) for seq in ids]
+    # A query is one short call: main's session on two threads against one int8 thread.
+    queries = MiniLMEmbedder().token_ids(QUERIES)
+    query_ms = {}
+    with held(lock):
+        for graph, threads in (("float32", 2), ("int8", 1)):
+            session = sessions.get((graph, threads)) or _session(graph, threads)
+            times = []
+            for _ in range(5):
+                for query in queries:
+                    started = time.perf_counter()
+                    _run(session, [query])
+                    times.append(time.perf_counter() - started)
+            query_ms[f"{graph} {threads} thread(s)"] = round(statistics.median(times) * 1000, 2)
     return {
         "part": "floor",
         "windows_in_corpus": len(windows),
@@ -196,6 +215,7 @@ def run_floor(
         "rounds": rounds,
         "load_at_round_starts": loads,
         "variants": rows,
+        "query_p50_ms": query_ms,
     }
 
 
@@ -262,6 +282,7 @@ def format_report(report: dict[str, Any]) -> str:
                 f"| {name} | {row['seconds']} | {row['windows_per_s']} | "
                 f"{row['time_vs_baseline']} | {row['cosine_min']} / {row['cosine_mean']} |"
             )
+        lines += ["", f"One query, p50 ms: {report['query_p50_ms']}"]
         return "\n".join(lines) + "\n"
     lines = [
         f"# cold ingest: {report['documents']} SciFact documents, {report['rounds']} rounds",
