@@ -15,8 +15,11 @@ from citewise.errors import EmbeddingError
 #     MatMul(x, Mul(Cast(W_int8), scale)) [+ Add(bias)]
 # becomes onnxruntime's DynamicQuantizeMatMul(x, W_int8, scale[, bias]): the same int8
 # weights, x quantized to uint8 per call, the product in int8 (VNNI where the CPU has it).
-# Measured on SciFact windows (benchmarks/embed-throughput.md): cosine 0.995 on average to the
-# float32 products; the whole-corpus nDCG@10 is measured there too.
+# Products that narrow (more inputs than outputs: the feed-forward's down projection, a third
+# of the work) stay float32: their input, GELU's output, has the widest range for one uint8
+# scale. All in int8, SciFact windows kept cosine 0.9957 to the float32 products but hybrid
+# nDCG@10 fell to 0.7323 (main 0.7329); without those, cosine 0.9982
+# (benchmarks/embed-throughput.md).
 MICROSOFT = "com.microsoft"
 
 
@@ -40,8 +43,11 @@ def int8_compute_graph(path: Path) -> bytes:
     return bytes(model.SerializeToString())
 
 
-def rewrite_int8_matmuls(model: Any) -> int:
-    """Rewrite ``model`` (an ``onnx.ModelProto``) in place; returns how many MatMuls changed."""
+def rewrite_int8_matmuls(model: Any, *, narrowing: bool = False) -> int:
+    """Rewrite ``model`` (an ``onnx.ModelProto``) in place; returns how many MatMuls changed.
+
+    ``narrowing``: also the products with more inputs than outputs (kept float32 by default).
+    """
     from onnx import helper, numpy_helper
 
     graph = model.graph
@@ -62,6 +68,8 @@ def rewrite_int8_matmuls(model: Any) -> int:
         if found is None:
             continue
         mul, cast, weight, scale = found
+        if weight.shape[0] > weight.shape[1] and not narrowing:
+            continue
         # A per-tensor scale stays a scalar; per column it becomes the 1-D vector the op wants.
         flat = scale.reshape(-1) if scale.size > 1 else scale.reshape(())
         scale_name = f"{mul.input[1]}__int8_compute"
