@@ -15,16 +15,16 @@ from citewise.embedding.int8_compute import int8_compute_graph, rewrite_int8_mat
 from citewise.embedding.minilm import MiniLMEmbedder
 from citewise.errors import EmbeddingError
 
-K, N = 32, 16
+K, N = 16, 32  # a widening product: rewritten by default
 
 
-def _model(scale_shape: tuple[int, ...] = (1, N), seed: int = 0) -> Any:
-    """x [B, T, K] -> MatMul(x, Mul(Cast(W int8), scale)) + bias -> MatMul(float32 weight)."""
-    rng = np.random.default_rng(seed)
-    weight = rng.integers(-127, 128, size=(K, N), dtype=np.int8)
-    scale = rng.uniform(0.001, 0.01, size=scale_shape).astype(np.float32)
-    bias = rng.normal(size=N).astype(np.float32)
-    dense = rng.normal(size=(N, 4)).astype(np.float32)
+def _model(scale_shape: tuple[int, ...] | None = None, k: int = K, n: int = N) -> Any:
+    """x [B, T, k] -> MatMul(x, Mul(Cast(W int8), scale)) + bias -> MatMul(float32 weight)."""
+    rng = np.random.default_rng(0)
+    weight = rng.integers(-127, 128, size=(k, n), dtype=np.int8)
+    scale = rng.uniform(0.001, 0.01, size=scale_shape or (1, n)).astype(np.float32)
+    bias = rng.normal(size=n).astype(np.float32)
+    dense = rng.normal(size=(n, 4)).astype(np.float32)
     nodes = [
         helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
         helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
@@ -35,7 +35,7 @@ def _model(scale_shape: tuple[int, ...] = (1, N), seed: int = 0) -> Any:
     graph = helper.make_graph(
         nodes,
         "toy",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", K])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", k])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "t", 4])],
         [
             numpy_helper.from_array(weight, "w_q"),
@@ -85,6 +85,18 @@ def test_per_row_scale_is_left_alone() -> None:
     before = model.SerializeToString()
     assert rewrite_int8_matmuls(model) == 0
     assert model.SerializeToString() == before
+
+
+def test_narrowing_products_stay_float32_unless_asked() -> None:
+    x = np.random.default_rng(3).normal(size=(1, 4, N)).astype(np.float32)
+    expected = _run(_model(k=N, n=K), x)  # [32, 16]: more inputs than outputs
+    kept = _model(k=N, n=K)
+    assert rewrite_int8_matmuls(kept) == 0
+    np.testing.assert_array_equal(_run(kept, x), expected)
+    asked = _model(k=N, n=K)
+    assert rewrite_int8_matmuls(asked, narrowing=True) == 1
+    assert [node.op_type for node in asked.graph.node] == ["DynamicQuantizeMatMul", "MatMul"]
+    assert np.abs(_run(asked, x) - expected).max() / np.abs(expected).max() < 0.03
 
 
 def test_a_graph_without_int8_weights_is_an_error(tmp_path: Path) -> None:

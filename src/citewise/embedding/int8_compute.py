@@ -23,8 +23,9 @@ from citewise.errors import EmbeddingError
 MICROSOFT = "com.microsoft"
 
 
-def int8_compute_graph(path: Path) -> bytes:
-    """The model at ``path`` with every weight-only int8 MatMul computing in int8, serialized.
+def int8_compute_graph(path: Path, *, narrowing: bool = False) -> bytes:
+    """The model at ``path`` with its weight-only int8 MatMuls computing in int8, serialized
+    (``narrowing``: see :func:`rewrite_int8_matmuls`).
 
     Raises ``EmbeddingError`` when the graph has no such MatMul (another export: nothing to
     rewrite, and running it unchanged would silently not be what was asked for).
@@ -37,7 +38,7 @@ def int8_compute_graph(path: Path) -> bytes:
         model = onnx.load(str(path))
     except Exception as exc:  # onnx raises its own (protobuf) errors
         raise EmbeddingError(f"cannot read the model at {path}: {exc}") from exc
-    rewritten = rewrite_int8_matmuls(model)
+    rewritten = rewrite_int8_matmuls(model, narrowing=narrowing)
     if rewritten == 0:
         raise EmbeddingError(f"the model at {path} has no weight-only int8 MatMul to run in int8")
     return bytes(model.SerializeToString())
