@@ -5,6 +5,7 @@ Usage: PYTHONPATH=SRC python benchmarks/ingest_subset.py /work/shared/data/scifa
 Prints one JSON line; run it with main's src and the branch's in the same run, same N.
 """
 import json
+import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -22,4 +23,6 @@ with tempfile.TemporaryDirectory(prefix="citewise-ingest-") as tmp:
     library = Library(settings)
     embedder = library.embedder("minilm", cached=False)
     kb = KnowledgeBase(BENCH_KB, library=library, embedder=embedder)
-    print(json.dumps({"documents": len(corpus), **_index(kb, corpus, None)}))
+    found = _index(kb, corpus, None)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(json.dumps({"documents": len(corpus), **found, "peak_rss_mb": peak_mb}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -33,7 +34,7 @@ REFERENCE_IDS = {
 
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder(batch_size=4)
+    return MiniLMEmbedder()
 
 
 def test_is_the_default_registered_embedder() -> None:
@@ -80,12 +81,34 @@ def test_deterministic(embedder: MiniLMEmbedder) -> None:
     np.testing.assert_array_equal(embedder.embed_documents(texts), embedder.embed_documents(texts))
 
 
-def test_batching_and_reordering_do_not_change_vectors(embedder: MiniLMEmbedder) -> None:
-    # Lengths differ a lot and exceed one batch, so sorting and padding both happen.
+@pytest.mark.parametrize(
+    "options", [{}, {"threads": 1}, {"int8_compute": False, "batch_size": 4}], ids=str
+)
+def test_batching_and_reordering_do_not_change_vectors(options: dict[str, Any]) -> None:
+    # Lengths differ a lot and exceed one batch, so sorting (and padding in float32 batches
+    # of 4) happen; by default the calls run side by side on two threads.
+    embedder = MiniLMEmbedder(**options)
     texts = [f"passage {i}: " + "words about servers and settings " * (i % 5) for i in range(11)]
     batched = embedder.embed_documents(texts)
     singles = np.stack([embedder.embed_query(t) for t in texts])
     np.testing.assert_allclose(batched, singles, atol=1e-5)
+
+
+def test_int8_vectors_are_those_of_one_window_per_call_whatever_the_threads() -> None:
+    texts = [f"window {i} on ports, hosts and " + "settings " * i for i in range(9)]
+    side_by_side = MiniLMEmbedder(threads=2).embed_documents(texts)
+    one_thread = MiniLMEmbedder(threads=1).embed_documents(texts)
+    np.testing.assert_array_equal(side_by_side, one_thread)
+    # A window's vector does not depend on the others embedded with it.
+    np.testing.assert_array_equal(MiniLMEmbedder().embed_documents(texts[3:4])[0], one_thread[3])
+
+
+def test_default_runs_int8_one_window_per_call() -> None:
+    built = MiniLMEmbedder()
+    assert (built.int8_compute, built.batch_size) == (True, 1)
+    assert MiniLMEmbedder(int8_compute=False).batch_size == 32
+    with pytest.raises(ValueError, match="batch_size"):
+        MiniLMEmbedder(batch_size=0)
 
 
 def test_long_text_is_truncated_to_the_model_window(embedder: MiniLMEmbedder) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -53,6 +54,9 @@ def verify_sha256(path: Path, expected: str, what: str) -> None:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 tokens), the default embedder.
 
+    Its products run in int8 on the packaged int8 weights (``int8_compute``, default;
+    embedding/int8_compute.py), one window per call, the calls side by side on ``threads``
+    cores. ``int8_compute=False`` runs them in float32, as the package's graph is written.
     Construction is cheap: the tokenizers load on first use, the ONNX session on the first
     vector computed.
     """
@@ -64,16 +68,21 @@ class MiniLMEmbedder:
         self,
         *,
         threads: int | None = None,
-        # 32: the fastest of 16/32/64 with token windows (`python -m benchmarks.ingest`,
-        # benchmarks/ingest.md); batches are sorted by length, so padding stays small.
-        batch_size: int = 32,
+        # 1 with int8 compute: no padding, and a window's vector never depends on the other
+        # windows of its batch (int8 compute quantizes each call's input as a whole).
+        # benchmarks/embed-throughput.md: as fast as 8 and faster than 32 on SciFact windows.
+        batch_size: int | None = None,
         window_chars: int = 700,
         model_path: str | os.PathLike[str] | None = None,
+        int8_compute: bool = True,
     ) -> None:
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.threads = threads or os.cpu_count() or 1
-        self.batch_size = batch_size
+        self.int8_compute = int8_compute
+        # Without int8 compute, 32: the fastest of 16/32/64 with token windows
+        # (benchmarks/ingest.md); batches are sorted by length, so padding stays small.
+        self.batch_size = batch_size or (1 if int8_compute else 32)
         self.window_chars = window_chars
         self._model_path = Path(model_path) if model_path is not None else None
         self._session: Any = None
@@ -87,7 +96,7 @@ class MiniLMEmbedder:
             return
         with self._load_lock:
             if self._session is None:
-                model = _loaded_model(self._model_path, self.threads)
+                model = _loaded_model(self._model_path, self.int8_compute)
                 self._input_names = model.input_names
                 self._output_name = model.output_name
                 self._session = model.session
@@ -118,10 +127,22 @@ class MiniLMEmbedder:
         self._load()
         # Sorting by length keeps padding (wasted compute) small within each batch.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        batches = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
         out = np.empty((len(ids), DIM), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+
+        def run(batch: list[int]) -> None:
             out[batch] = self._run([ids[i] for i in batch])
+
+        if self.threads == 1 or len(batches) == 1:
+            for batch in batches:
+                run(batch)
+            return out
+        # Batches side by side, one core each: the session runs each call on one thread.
+        # Splitting one call's small products over two cores scaled worse, and far worse
+        # beside other work (benchmarks/embed-throughput.md). onnxruntime releases the GIL.
+        with ThreadPoolExecutor(min(self.threads, len(batches))) as pool:
+            for _ in pool.map(run, batches):
+                pass
         return out
 
     def embed_query(self, text: str) -> Vectors:
@@ -158,21 +179,21 @@ class _LoadedModel:
     output_name: str
 
 
-# One ONNX session per (model file, threads) in the process, however many embedders use it:
+# One ONNX session per (model file, int8 compute) in the process, however many embedders use it:
 # a session holds the weights and its memory arena (~100 MB after a batch), and every
 # knowledge base, library and test builds its own embedder. Sessions and tokenizers are
 # safe to call from several threads at once. The tokenizers depend on the vocabulary only.
-_models: dict[tuple[str, int], _LoadedModel] = {}
+_models: dict[tuple[str, bool], _LoadedModel] = {}
 _tokenizers: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
-def _loaded_model(model_path: Path | None, threads: int) -> _LoadedModel:
-    key = (str(model_path) if model_path is not None else "", threads)
+def _loaded_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
+    key = (str(model_path) if model_path is not None else "", int8_compute)
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            model = _models[key] = _load_model(model_path, threads)
+            model = _models[key] = _load_model(model_path, int8_compute)
         return model
 
 
@@ -218,7 +239,7 @@ def _load_tokenizer(kind: str) -> Any:
     return tokenizer
 
 
-def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
+def _load_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
     import onnxruntime as ort
 
     if model_path is None:
@@ -230,15 +251,21 @@ def _load_model(model_path: Path | None, threads: int) -> _LoadedModel:
         path = model_path
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    # One thread per call: an embedder runs its batches side by side instead (one per core).
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     # No spinning: idle worker threads that busy-wait steal the core the concurrent
     # keyword query (and the other requests) need; measured faster under load.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    model: str | bytes = str(path)
+    if int8_compute:
+        from citewise.embedding.int8_compute import int8_compute_graph
+
+        model = int8_compute_graph(path)
     try:
         session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            model, sess_options=options, providers=["CPUExecutionProvider"]
         )
     except Exception as exc:  # onnxruntime raises its own untyped errors
         raise EmbeddingError(f"cannot load the MiniLM model at {path}: {exc}") from exc
