@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
 
@@ -45,7 +46,8 @@ from citewise.evaluation.synthetic import (
 )  # fmt: skip
 from citewise.retrieval.hybrid import search
 from citewise.store import open_store
-from citewise.store.postgres import PostgresStore
+from citewise.store import postgres_bm25 as bm25
+from citewise.store.postgres import PostgresKB, PostgresStore
 from citewise.store.postgres_schema import C_COLUMNS, filter_sql
 from citewise.store.postgres_terms import bm25_sql, keyword_params
 
@@ -113,6 +115,68 @@ def _full_scoring(store: PostgresStore, text: str, k: int) -> list[str]:
     return [r[1] for r in rows]
 
 
+def _bm25_at(rev: str) -> tuple[ModuleType, str]:
+    """postgres_bm25.py as git revision ``rev`` has it (the path measured against), its hash."""
+    root = Path(__file__).resolve().parents[1]
+    git = ["git", "-C", str(root)]
+    sha = subprocess.run([*git, "rev-parse", rev], capture_output=True, text=True, check=True)
+    text = subprocess.run([*git, "show", f"{rev}:src/citewise/store/postgres_bm25.py"],
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    module = ModuleType(f"postgres_bm25_at_{sha.stdout.strip()[:10]}")
+    exec(compile(text, f"{rev}:postgres_bm25.py", "exec"), module.__dict__)  # noqa: S102
+    return module, sha.stdout.strip()
+
+
+def _keyword_with(bm25: ModuleType, store: PostgresStore, text: str, k: int) -> list[str]:
+    """PostgresStore.keyword's path (no filter) with ``bm25``'s top_k: its chunk ids."""
+    found = keyword_params(text)
+    if found is None:
+        return []
+    with store._read() as conn:
+        info = store._kb_row(conn, KB)
+        if "idents" not in found and found["lo"] == found["hi"]:
+            top = bm25.top_k(conn, info, found["idx"], found["lo"], k, "true", {})
+            if top is not None:
+                return [c.chunk_id for c, _ in PostgresKB._chunks_of(conn, top)]
+    return _full_scoring(store, text, k)
+
+
+def _keywords(store: PostgresStore, texts: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Each query at k 10 and 20 by full scoring (unless --no-full), the baseline's search and
+    the store's, interleaved (the same noise for all); latencies and whether results agree."""
+    base, sha = _bm25_at(args.baseline)
+    times: dict[str, list[float]] = {"full_scoring": [], "baseline": [], "store": []}
+    same_base = same_full = 0
+    for k in (10, 20):
+        for text in texts:
+            want = None
+            if args.full:
+                want, t = _timed(_full_scoring, store, text, k)
+                times["full_scoring"].append(t)
+            was, t = _timed(_keyword_with, base, store, text, k)
+            times["baseline"].append(t)
+            got, t = _timed(_keyword_with, bm25, store, text, k)
+            times["store"].append(t)
+            same_base += got == was
+            same_full += got == want
+    n = len(times["store"])
+    out: dict[str, Any] = {"baseline_rev": sha, "pairs": n}
+    for name, lat in times.items():
+        if lat:
+            out[name] = _ms(lat) | {"mean_ms": round(1000 * statistics.mean(lat), 2)}
+    for name in ("baseline", "full_scoring"):
+        if times[name]:
+            out[f"store_vs_{name}"] = {
+                q: round(out["store"][f"{q}_ms"] / out[name][f"{q}_ms"], 3)
+                for q in ("p50", "p95", "mean")
+            }
+    out["identical_to_baseline"] = f"{same_base}/{n}"
+    if args.full:
+        out["identical_to_full_scoring"] = f"{same_full}/{n}"
+    print("keyword", json.dumps(out), flush=True)
+    return out
+
+
 def _server_rss(folder: Path) -> int:
     """Summed RSS (bytes) of the cluster's processes (the postmaster and its children)."""
     pid = (folder / "data" / "postmaster.pid").read_text().split()[0]
@@ -159,7 +223,7 @@ class FixedEmbedder:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     n, seed = args.windows, 0
-    url = _with(args.url, schema=f"bench_{n}", hnsw_threshold=10 * n + 1,
+    url = _with(args.url, schema=args.schema or f"bench_{n}", hnsw_threshold=10 * n + 1,
                 build_memory=args.build_memory, build_workers=args.build_workers,
                 hnsw_m=args.hnsw_m, ef_construction=args.ef_construction)  # fmt: skip
     store = open_store(url, home=Path("."))
@@ -169,24 +233,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         seconds = _ingest(store, n, seed, args.corpus)
         if seconds is not None:
             out["ingest_windows_per_second"] = round(n / seconds)
+        if args.ingest_only:  # the corpus alone (then build and search in later runs)
+            return out
         words, p = vocabulary(args.corpus)
         rng = np.random.default_rng([seed, 7])
         texts = [" ".join(rng.choice(words, size=3, p=p)) for _ in range(args.queries)]
-        kb = store.open(KB)
-        # Keyword: main's full scoring and the store's, interleaved; the same results?
-        old, new, same = [], [], 0
-        for k in (10, 20) if args.keyword else ():
-            for text in texts[: args.keyword_queries]:
-                want, t_old = _timed(_full_scoring, store, text, k)
-                got, t_new = _timed(kb.keyword, text, k)
-                old.append(t_old)
-                new.append(t_new)
-                same += [c.chunk_id for c, _ in got] == want
-        out["keyword"] = {} if not old else {
-            "main_full_scoring": _ms(old), "read_best_first": _ms(new),
-            "p50_ratio": round(statistics.median(new) / statistics.median(old), 3),
-            "identical_results": f"{same}/{len(old)}",
-        }  # fmt: skip
+        # Keyword: full scoring, the baseline's search and the store's, interleaved.
+        if args.keyword:
+            out["keyword"] = _keywords(store, texts[: args.keyword_queries], args)
+        if not args.dense:
+            return out
         print("keyword", out["keyword"], flush=True)
         queries = query_vectors(SyntheticKB(Path("."), n, seed), args.queries)
         truth = _truth(n, seed, queries)
@@ -221,7 +277,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             sizes = conn.execute(
                 "SELECT relname, pg_relation_size(c.oid) FROM pg_class c JOIN pg_namespace s "
                 "ON s.oid = c.relnamespace WHERE s.nspname = %s ORDER BY 2 DESC LIMIT 8",
-                (f"bench_{n}",),
+                (args.schema or f"bench_{n}",),
             ).fetchall()
         out["relation_mb"] = {name: round(size / 2**20) for name, size in sizes}
     finally:
@@ -244,8 +300,15 @@ def main() -> None:
     parser.add_argument("--build-memory", default="2GB")
     parser.add_argument("--build-workers", type=int, default=1)
     parser.add_argument("--no-keyword", dest="keyword", action="store_false")
+    parser.add_argument("--schema", help="the store's schema (default bench_WINDOWS)")
+    parser.add_argument("--no-dense", dest="dense", action="store_false")
+    parser.add_argument("--ingest-only", action="store_true", help="write the corpus, stop")
     # At 1M, full scoring of frequent words takes seconds a query: compare on the first N.
     parser.add_argument("--keyword-queries", type=int)
+    parser.add_argument("--no-full", dest="full", action="store_false",
+                        help="keyword: skip full scoring (seconds a query at 1M)")  # fmt: skip
+    parser.add_argument("--baseline", default="main", help="git revision of the keyword path "
+                        "to compare with (its postgres_bm25.py)")  # fmt: skip
     parser.add_argument("--rebuild", action="store_true", help="drop the HNSW index first")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--output", type=Path, default=Path("benchmarks/postgres-1m.json"))
