@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
+import psycopg
+from psycopg import sql
 
 from citewise.evaluation.synthetic import (
     BATCH,
@@ -102,7 +106,7 @@ def _truth(n: int, seed: int, queries: np.ndarray) -> list[list[str]]:
     return [[f"s{i}" for i in row] for row in top]
 
 
-def _full_scoring(store: PostgresStore, text: str, k: int) -> list[str]:
+def _full_scoring(store: Any, text: str, k: int) -> list[str]:
     """Main's keyword path: every posting of every query term scored."""
     found = keyword_params(text)
     if found is None:
@@ -127,7 +131,25 @@ def _bm25_at(rev: str) -> tuple[ModuleType, str]:
     return module, sha.stdout.strip()
 
 
-def _keyword_with(bm25: ModuleType, store: PostgresStore, text: str, k: int) -> list[str]:
+class OlderSchema:
+    """A store's schema read as it is (an older version, not migrated: the baseline's indexes),
+    through what _keyword_with and _full_scoring use of PostgresStore."""
+
+    def __init__(self, url: str, schema: str) -> None:
+        self.conn = psycopg.connect(url.split("?")[0], autocommit=True)
+        self.conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.conn.transaction():
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield self.conn
+
+    def _kb_row(self, conn: psycopg.Connection[Any], kb: str) -> dict[str, Any]:
+        return PostgresStore._kb_row(self, conn, kb)  # type: ignore[arg-type]
+
+
+def _keyword_with(bm25: ModuleType, store: Any, text: str, k: int) -> list[str]:
     """PostgresStore.keyword's path (no filter) with ``bm25``'s top_k: its chunk ids."""
     found = keyword_params(text)
     if found is None:
@@ -145,6 +167,8 @@ def _keywords(store: PostgresStore, texts: list[str], args: argparse.Namespace) 
     """Each query at k 10 and 20 by full scoring (unless --no-full), the baseline's search and
     the store's, interleaved (the same noise for all); latencies and whether results agree."""
     base, sha = _bm25_at(args.baseline)
+    # The baseline on its own schema (its own indexes) when given, else on the store's.
+    older = OlderSchema(args.url, args.baseline_schema) if args.baseline_schema else store
     times: dict[str, list[float]] = {"full_scoring": [], "baseline": [], "store": []}
     same_base = same_full = 0
     for k in (10, 20):
@@ -153,14 +177,15 @@ def _keywords(store: PostgresStore, texts: list[str], args: argparse.Namespace) 
             if args.full:
                 want, t = _timed(_full_scoring, store, text, k)
                 times["full_scoring"].append(t)
-            was, t = _timed(_keyword_with, base, store, text, k)
+            was, t = _timed(_keyword_with, base, older, text, k)
             times["baseline"].append(t)
             got, t = _timed(_keyword_with, bm25, store, text, k)
             times["store"].append(t)
             same_base += got == was
             same_full += got == want
     n = len(times["store"])
-    out: dict[str, Any] = {"baseline_rev": sha, "pairs": n}
+    out: dict[str, Any] = {"baseline_rev": sha, "baseline_schema": args.baseline_schema,
+                           "pairs": n}  # fmt: skip
     for name, lat in times.items():
         if lat:
             out[name] = _ms(lat) | {"mean_ms": round(1000 * statistics.mean(lat), 2)}
@@ -185,14 +210,39 @@ def _server_rss(folder: Path) -> int:
     return 1024 * sum(int(x) for x in out.split())
 
 
+def _builders_memory(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """Summed private (RssAnon) and shared (RssShmem: shared buffers touched and the parallel
+    build's graph) memory, bytes, of the backends building an index on windows (the leader
+    and its parallel workers): other work on the server (another index build) is not in it."""
+    pids = [r[0] for r in conn.execute(
+        "SELECT a.pid FROM pg_stat_activity a JOIN pg_stat_progress_create_index p "
+        "ON a.pid = p.pid OR a.leader_pid = p.pid WHERE p.relid::regclass::text LIKE '%%windows'"
+    ).fetchall()]  # fmt: skip
+    out = {"RssAnon": 0, "RssShmem": 0}
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            key, _, value = line.partition(":")
+            if key in out:
+                out[key] += 1024 * int(value.split()[0])
+    return out
+
+
 def _build(url: str, folder: Path) -> dict[str, Any]:
     before = _server_rss(folder)
     peak = [before]
+    builders = {"RssAnon": 0, "RssShmem": 0}
     stop = threading.Event()
 
     def sample() -> None:
-        while not stop.wait(0.5):
-            peak[0] = max(peak[0], _server_rss(folder))
+        with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
+            while not stop.wait(0.5):
+                peak[0] = max(peak[0], _server_rss(folder))
+                for key, value in _builders_memory(conn).items():
+                    builders[key] = max(builders[key], value)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -203,7 +253,10 @@ def _build(url: str, folder: Path) -> dict[str, Any]:
         store.close()
         stop.set()
         sampler.join()
-    return {"seconds": round(seconds, 1), "peak_rss_mb": round((peak[0] - before) / 2**20)}
+    return {
+        "seconds": round(seconds, 1), "peak_rss_mb": round((peak[0] - before) / 2**20),
+        "builders_peak_mb": {k: round(v / 2**20) for k, v in builders.items()},
+    }  # fmt: skip
 
 
 class FixedEmbedder:
@@ -244,8 +297,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.dense:
             return out
         print("keyword", out["keyword"], flush=True)
-        queries = query_vectors(SyntheticKB(Path("."), n, seed), args.queries)
-        truth = _truth(n, seed, queries)
         with store._conn() as conn:
             row = conn.execute("SELECT kb_id, hnsw_dim FROM kbs WHERE name = %s", (KB,)).fetchone()
             if row and row[1] and args.rebuild:  # another graph shape on the same corpus
@@ -255,6 +306,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not (row and row[1]):
             out["hnsw_build"] = _build(url, Path(args.cluster))
             print("build", out["hnsw_build"], flush=True)
+        if args.build_only:
+            return out
+        queries = query_vectors(SyntheticKB(Path("."), n, seed), args.queries)
+        truth = _truth(n, seed, queries)
         out["hnsw"] = {}
         for ef in args.ef:
             searcher = open_store(_with(url, ef_search=ef), home=Path("."))
@@ -302,6 +357,7 @@ def main() -> None:
     parser.add_argument("--no-keyword", dest="keyword", action="store_false")
     parser.add_argument("--schema", help="the store's schema (default bench_WINDOWS)")
     parser.add_argument("--no-dense", dest="dense", action="store_false")
+    parser.add_argument("--build-only", action="store_true", help="(re)build HNSW, stop")
     parser.add_argument("--ingest-only", action="store_true", help="write the corpus, stop")
     # At 1M, full scoring of frequent words takes seconds a query: compare on the first N.
     parser.add_argument("--keyword-queries", type=int)
@@ -309,13 +365,17 @@ def main() -> None:
                         help="keyword: skip full scoring (seconds a query at 1M)")  # fmt: skip
     parser.add_argument("--baseline", default="main", help="git revision of the keyword path "
                         "to compare with (its postgres_bm25.py)")  # fmt: skip
+    parser.add_argument("--baseline-schema", help="the baseline's own copy of the corpus "
+                        "(at its schema version: not migrated)")  # fmt: skip
+    parser.add_argument("--label", help="the run's key in the output (default: WINDOWS)")
     parser.add_argument("--rebuild", action="store_true", help="drop the HNSW index first")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--output", type=Path, default=Path("benchmarks/postgres-1m.json"))
     args = parser.parse_args()
     result = run(args)
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     report = json.loads(args.output.read_text()) if args.output.exists() else {}
-    report[str(args.windows)] = result
+    report[args.label or str(args.windows)] = result
     args.output.write_text(json.dumps(report, indent=2) + "\n")
 
 

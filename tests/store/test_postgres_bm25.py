@@ -28,6 +28,7 @@ def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bm25, "WHOLE", 3)
     monkeypatch.setattr(bm25, "FIRST", 2)
     monkeypatch.setattr(bm25, "GROWTH", 2)
+    monkeypatch.setattr(bm25, "DEEP", 10**9)  # never start deeper than FIRST
     monkeypatch.setattr(bm25, "LOOKUP", 0)  # never give way to full scoring
 
 

@@ -46,6 +46,8 @@ IMPACT = "(tf::float8 / (tf::float8 + 0.3 + 0.009 * dl::float8))"
 WHOLE = 2048
 FIRST = 256
 GROWTH = 4
+# A long list starts at this fraction of it (1 / DEEP), when more than FIRST.
+DEEP = 64
 # A candidate's lookup in a list read in part costs about this many postings read in order
 # (one index scan per list over a sorted array of them; measured at 100k windows): a round
 # whose reads and lookups would cost more than scoring every posting gives way to that.
@@ -221,7 +223,7 @@ def top_k(
         "terms": phrases, "idf": weights, "kb": info["kb_id"], "idx": index,
         "avgdl": avgdl, "k": k, "rho": _rho(avgdl),
     }  # fmt: skip
-    limits = [df[t] if df[t] <= WHOLE else FIRST for t in phrases]
+    limits = [df[t] if df[t] <= WHOLE else max(FIRST, df[t] // DEEP) for t in phrases]
     everything = sum(df[t] for t in phrases)
     looked_up = 0
     while True:
