@@ -296,7 +296,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             out["keyword"] = _keywords(store, texts[: args.keyword_queries], args)
         if not args.dense:
             return out
-        print("keyword", out["keyword"], flush=True)
         with store._conn() as conn:
             row = conn.execute("SELECT kb_id, hnsw_dim FROM kbs WHERE name = %s", (KB,)).fetchone()
             if row and row[1] and args.rebuild:  # another graph shape on the same corpus
