@@ -46,8 +46,8 @@ IMPACT = "(tf::float8 / (tf::float8 + 0.3 + 0.009 * dl::float8))"
 WHOLE = 2048
 FIRST = 256
 GROWTH = 4
-# A long list starts at this fraction of it (1 / DEEP), when more than FIRST.
-DEEP = 64
+# A long list may start at this fraction of it (1 / DEEP), when more than FIRST.
+DEEP = 16
 # A candidate's lookup in a list read in part costs about this many postings read in order
 # (one index scan per list over a sorted array of them; measured at 100k windows): a round
 # whose reads and lookups would cost more than scoring every posting gives way to that.
@@ -223,7 +223,13 @@ def top_k(
         "terms": phrases, "idf": weights, "kb": info["kb_id"], "idx": index,
         "avgdl": avgdl, "k": k, "rho": _rho(avgdl),
     }  # fmt: skip
-    limits = [df[t] if df[t] <= WHOLE else max(FIRST, df[t] // DEEP) for t in phrases]
+    # A long list starts deeper (1/DEEP of it) when its term may add at least half what the
+    # query's rarest term may: a frequent word's list is read only as far as it bounds much.
+    most = max(weights)
+    limits = [
+        df[t] if df[t] <= WHOLE else max(FIRST, df[t] // DEEP) if w >= most / 2 else FIRST
+        for t, w in zip(phrases, weights, strict=True)
+    ]
     everything = sum(df[t] for t in phrases)
     looked_up = 0
     while True:
