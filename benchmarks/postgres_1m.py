@@ -6,6 +6,12 @@ Usage (a durable cluster: ``python -m tests.pg start DIR --durable``)::
         [--ef 40,100,200,400] [--queries 100] [--keyword-queries 30] \\
         [--hnsw-m 16 --ef-construction 64] \\
         [--build-memory 2GB --build-workers 1] [--output benchmarks/postgres-1m.json]
+        [--baseline REV [--baseline-schema SCHEMA]] [--no-full] [--no-keyword | --no-dense]
+        [--ingest-only | --build-only [--rebuild]] [--schema SCHEMA] [--label KEY]
+
+The keyword comparison runs the store's search, ``postgres_bm25.py`` as git revision REV has it
+(default main; on its own copy of the corpus, not migrated, with ``--baseline-schema``) and
+main's full scoring (unless ``--no-full``).
 
 The corpus is ``evaluation/synthetic.py``'s (clustered 384-dim unit vectors, 40-120 words per
 chunk with SciFact's word frequencies, one window per chunk), written straight into the store
