@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
+from citewise.store.postgres_bm25 import IMPACT
 from tests import pg
 
 
@@ -15,8 +16,25 @@ def in_schema(url: str, *statements: str) -> None:
             conn.execute(statement.format(s=f'"{schema}"').encode())
 
 
+def to_version_4(url: str) -> None:
+    """Undo migration 5 (tf and dl in both postings indexes) in ``url``'s schema."""
+    in_schema(
+        url,
+        "CREATE UNIQUE INDEX postings_old ON {s}.postings (kb_id, idx, term, rid)",
+        "ALTER TABLE {s}.postings DROP CONSTRAINT postings_pkey",
+        "ALTER TABLE {s}.postings ADD CONSTRAINT postings_pkey PRIMARY KEY USING INDEX "
+        "postings_old",
+        f"CREATE INDEX postings_impact ON {{s}}.postings (kb_id, idx, term, {IMPACT} DESC) "
+        "INCLUDE (rid)",
+        "DROP INDEX {s}.postings_best",
+        "DELETE FROM {s}.schema_version WHERE version >= 5",
+    )
+
+
 def to_version_3(url: str) -> None:
-    """Undo migration 4 (term_stats, its triggers, the impact index) in ``url``'s schema."""
+    """Undo migrations 5 and 4 (term_stats, its triggers, the impact index) in ``url``'s
+    schema."""
+    to_version_4(url)
     in_schema(
         url,
         "DROP TRIGGER postings_added ON {s}.postings",

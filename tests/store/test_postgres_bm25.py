@@ -16,7 +16,7 @@ from citewise.store.postgres import PostgresStore
 from citewise.store.postgres_schema import C_COLUMNS, LATEST, filter_sql, row_to_chunk
 from citewise.store.postgres_terms import K1, B, bm25_sql, keyword_params
 from tests import pg
-from tests.store.pg_versions import to_version_3
+from tests.store.pg_versions import to_version_3, to_version_4
 from tests.store.support import update
 
 WORDS = [f"w{i}" for i in range(40)]
@@ -28,6 +28,7 @@ def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bm25, "WHOLE", 3)
     monkeypatch.setattr(bm25, "FIRST", 2)
     monkeypatch.setattr(bm25, "GROWTH", 2)
+    monkeypatch.setattr(bm25, "DEEP", 10**9)  # never start deeper than FIRST
     monkeypatch.setattr(bm25, "LOOKUP", 0)  # never give way to full scoring
 
 
@@ -90,6 +91,78 @@ def test_scores_equal_full_scoring_before_and_after_adds_and_removals(
     _assert_same(store, rng)
     kb.apply([update("a1", ["w0 " * 200])], removed_doc_ids=["a2", "a4"])
     _assert_same(store, rng)
+
+
+def _top_k(
+    store: PostgresStore, text: str, k: int, f: SearchFilter | None, stats: dict[str, int]
+) -> list[tuple[str, float]]:
+    found = keyword_params(text)
+    assert found is not None
+    with store._read() as conn:
+        info = store._kb_row(conn, "kb")
+        where, params = filter_sql(f)
+        top = bm25.top_k(conn, info, found["idx"], found["lo"], k, where, params, stats)  # type: ignore[arg-type]
+        ids = dict(conn.execute("SELECT rid, chunk_id FROM chunks").fetchall())
+    return [(ids[rid], score) for rid, score in top]
+
+
+def _frequent_corpus(rng: random.Random, docs: int) -> list:  # type: ignore[type-arg]
+    """Every chunk holds w0 (its idf at the floor); w1-w9 each in 45% to 15% of them (tf 1-4,
+    lengths 5-60): scores crowd together, as frequent words' do in a large corpus."""
+    out = []
+    for d in range(docs):
+        words = ["w0"] * rng.randint(1, 4)
+        for j in range(1, 10):
+            if rng.random() < 0.45 / j**0.5:
+                words += [f"w{j}"] * rng.randint(1, 4)
+        words += ["filler"] * rng.randint(2, 50)
+        rng.shuffle(words)
+        out.append(update(f"d{d}", [" ".join(words)], scope="s" if d % 2 else ""))
+    return out
+
+
+@pytest.mark.usefixtures("small_lists")
+def test_chunks_ruled_out_by_their_bound_are_not_looked_up_and_change_nothing(
+    store: PostgresStore,
+) -> None:
+    """The pruning of lookups is exercised (fewer chunks looked up than seen) and every
+    query's top k, scores and order, is full scoring's: a bound too tight would drop a chunk
+    of the top k, a floor too high would too."""
+    rng = random.Random(11)
+    store.create("kb").apply(_frequent_corpus(rng, 300))
+    stats: dict[str, int] = {}
+    for text in ["w0 w1", "w1 w0 w2", "w0 w3", "w2 w0 w1 w4", "w0 w0 w1", "w5 w1"]:
+        for k in (1, 5, 20):
+            for f in (None, SearchFilter(scope="s")):
+                more = _full_scoring(store, "kb", text, k + 20, f)
+                got = _top_k(store, text, k, f, stats)
+                assert [s for _, s in got] == pytest.approx([s for _, s in more[:k]], rel=1e-9)
+                for (chunk_id, score), (want, _) in zip(got, more, strict=False):
+                    ties = {c.chunk_id for c, t in more if t == pytest.approx(score, rel=1e-12)}
+                    assert chunk_id == want.chunk_id or {chunk_id, want.chunk_id} <= ties
+    assert stats["rounds"] > 0 and stats["full_scoring"] == 0
+    assert 0 < stats["looked_up"] < 0.8 * stats["seen"]  # about a third ruled out
+
+
+@pytest.mark.usefixtures("small_lists")
+def test_a_list_that_bounds_little_is_not_grown(store: PostgresStore) -> None:
+    """w0 (in every chunk: idf at its floor) bounds almost nothing however deep it is read:
+    the rounds grow w1's list and leave w0's at its first prefix."""
+    store.create("kb").apply(_frequent_corpus(random.Random(12), 300))
+    limits: list[list[int]] = []
+    stats: dict[str, int] = {}
+    with store._read() as conn:
+        info = store._kb_row(conn, "kb")
+
+        class Recording:
+            def execute(self, query: bytes | str, params: object = None) -> object:
+                if isinstance(params, dict) and "n" in params:
+                    limits.append(list(params["n"]))
+                return conn.execute(query, params)  # type: ignore[arg-type]
+
+        bm25.top_k(Recording(), info, 0, ["w0", "w1"], 5, "true", {}, stats)  # type: ignore[arg-type]
+    assert stats["rounds"] >= 2
+    assert all(n[0] == limits[0][0] for n in limits) and limits[-1][1] > limits[0][1]
 
 
 @pytest.mark.usefixtures("small_lists")
@@ -178,7 +251,7 @@ def test_a_version_3_store_is_migrated_on_open_and_ranks_alike(pg_url: str) -> N
     to_version_3(pg_url)
     store = open_store(pg_url, home=Path("."))  # safe: applied on open
     try:
-        assert isinstance(store, PostgresStore) and store.schema_version() == 4 == LATEST
+        assert isinstance(store, PostgresStore) and store.schema_version() == 5 == LATEST
         _term_stats(pg_url)  # backfilled from the postings
         assert {q: store.open("kb").keyword(q, 5) for q in queries} == want
         store.open("kb").apply(_corpus(rng, "b", 5))
@@ -186,3 +259,47 @@ def test_a_version_3_store_is_migrated_on_open_and_ranks_alike(pg_url: str) -> N
         _assert_same(store, rng)
     finally:
         store.close()
+
+
+def test_a_version_4_store_gets_the_covering_indexes_on_open_and_ranks_alike(pg_url: str) -> None:
+    rng = random.Random(6)
+    old = open_store(pg_url, home=Path("."))
+    old.create("kb").apply(_corpus(rng, "a", 30))
+    queries = ["w0 w1", "w2", "w5 w0 w9", "w3 w3"]
+    want = {q: old.open("kb").keyword(q, 5) for q in queries}
+    old.close()
+    to_version_4(pg_url)
+    assert _indexes(pg_url) == {
+        "postings_pkey": "(kb_id, idx, term, rid)",
+        "postings_impact": "INCLUDE (rid)",
+    }
+    store = open_store(pg_url, home=Path("."))
+    try:
+        assert isinstance(store, PostgresStore) and store.schema_version() == 5
+        assert _indexes(pg_url) == {
+            "postings_pkey": "(kb_id, idx, term, rid) INCLUDE (tf, dl)",
+            "postings_best": "INCLUDE (rid, tf, dl)",
+        }
+        assert {q: store.open("kb").keyword(q, 5) for q in queries} == want
+        # Writes go on through the rebuilt primary key (a repeated key is still refused).
+        store.open("kb").apply(_corpus(rng, "b", 5), removed_doc_ids=["a1"])
+        _term_stats(pg_url)
+        _assert_same(store, rng)
+    finally:
+        store.close()
+
+
+def _indexes(url: str) -> dict[str, str]:
+    """The postings table's indexes other than postings_rid: name and its key's tail."""
+    schema = url.split("schema=")[1]
+    with psycopg.connect(pg.server_url(), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s "
+            "AND tablename = 'postings' AND indexname <> 'postings_rid'",
+            (schema,),
+        ).fetchall()
+    tails = {}
+    for name, definition in rows:
+        tail = definition.split(" USING btree ")[1]
+        tails[name] = tail if name == "postings_pkey" else tail[tail.index("INCLUDE") :]
+    return tails

@@ -388,9 +388,7 @@ class PostgresKB:
             if "idents" not in found and found["lo"] == found["hi"]:
                 # Exact terms only: read each term's postings best first (postgres_bm25).
                 terms, index = cast(list[str], found["lo"]), cast(int, found["idx"])
-                top = top_k(conn, info, index, terms, k, where, params)
-                if top is not None:
-                    return self._chunks_of(conn, top)
+                return self._chunks_of(conn, top_k(conn, info, index, terms, k, where, params))
             params |= found | {"kb": info["kb_id"], "k": k}
             query = bm25_sql(where, C_COLUMNS, identifiers="idents" in found)
             rows = conn.execute(query.encode(), params).fetchall()
