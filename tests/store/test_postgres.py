@@ -13,7 +13,7 @@ import pytest
 from citewise.errors import ConfigurationError
 from citewise.store import DocumentUpdate, SearchFilter, Store, open_store
 from citewise.store.postgres import PostgresStore
-from citewise.store.postgres_schema import LATEST
+from citewise.store.postgres_schema import LATEST, parse_url
 from tests import pg
 from tests.store.pg_versions import in_schema, to_version_3
 from tests.store.support import (
@@ -343,3 +343,11 @@ def test_migration_3_adds_document_metadata_in_place(pg_url: str) -> None:
         }  # fmt: skip
     finally:
         store.close()
+
+
+def test_the_hnsw_graph_defaults_to_32_links_and_a_build_list_of_128() -> None:
+    # 16 / 64 found 0.63 of the exact top 10 at 1M clustered windows (benchmarks/postgres-1m.md).
+    options = parse_url("postgresql://u@localhost/db")
+    assert (options.hnsw_m, options.ef_construction) == (32, 128)
+    options = parse_url("postgresql://u@localhost/db?hnsw_m=16&ef_construction=64")
+    assert (options.hnsw_m, options.ef_construction) == (16, 64)

@@ -158,6 +158,11 @@ MIGRATIONS = (
 LATEST = MIGRATIONS[-1].version
 
 
+# The HNSW graph's shape unless the URL says otherwise (see Options).
+DEFAULT_M = 32
+DEFAULT_EF_CONSTRUCTION = 128
+
+
 @dataclass(frozen=True)
 class Options:
     """A ``postgresql://`` store URL split into the connection and citewise's own options."""
@@ -172,9 +177,11 @@ class Options:
     build_memory: str
     # An HNSW build's parallel workers (max_parallel_maintenance_workers; None: the server's)
     # and the graph's shape (pgvector's m and ef_construction: more, better recall, slower).
+    # 32 / 128, as the SQLite store's graph: at 1M clustered windows 16 / 64 found 0.63 of the
+    # exact top 10 at ef_search 100, 32 / 128 found all of it (benchmarks/postgres-1m.md).
     build_workers: int | None = None
-    hnsw_m: int = 16
-    ef_construction: int = 64
+    hnsw_m: int = DEFAULT_M
+    ef_construction: int = DEFAULT_EF_CONSTRUCTION
 
 
 _OPTIONS = {
@@ -217,8 +224,8 @@ def parse_url(url: str) -> Options:
         raise ConfigurationError(f"store URL: build_memory is like 512MB or 2GB, not {memory!r}")
     try:
         workers = int(ours["build_workers"]) if "build_workers" in ours else None
-        m = int(ours.get("hnsw_m", "16"))
-        ef_construction = int(ours.get("ef_construction", "64"))
+        m = int(ours.get("hnsw_m", DEFAULT_M))
+        ef_construction = int(ours.get("ef_construction", DEFAULT_EF_CONSTRUCTION))
     except ValueError:
         raise ConfigurationError(
             "store URL: build_workers, hnsw_m and ef_construction are integers"
