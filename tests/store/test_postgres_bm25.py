@@ -241,13 +241,22 @@ def test_term_stats_follow_every_write(store: PostgresStore, pg_url: str) -> Non
     assert _term_stats(pg_url) == set()  # a dropped knowledge base leaves no rows
 
 
-def test_a_version_3_store_is_migrated_on_open_and_ranks_alike(pg_url: str) -> None:
-    rng = random.Random(5)
+_MIGRATION_QUERIES = ["w0 w1", "w2", "w5 w0 w9", "w3 w3"]
+
+
+def _ranked_by_a_new_store(pg_url: str, rng: random.Random) -> dict[str, object]:
+    """A knowledge base of 30 documents written at the latest version: each query's hits."""
     old = open_store(pg_url, home=Path("."))
     old.create("kb").apply(_corpus(rng, "a", 30))
-    queries = ["w0 w1", "w2", "w5 w0 w9", "w3 w3"]
-    want = {q: old.open("kb").keyword(q, 5) for q in queries}
+    want: dict[str, object] = {q: old.open("kb").keyword(q, 5) for q in _MIGRATION_QUERIES}
     old.close()
+    return want
+
+
+def test_a_version_3_store_is_migrated_on_open_and_ranks_alike(pg_url: str) -> None:
+    rng = random.Random(5)
+    want = _ranked_by_a_new_store(pg_url, rng)
+    queries = _MIGRATION_QUERIES
     to_version_3(pg_url)
     store = open_store(pg_url, home=Path("."))  # safe: applied on open
     try:
@@ -263,11 +272,8 @@ def test_a_version_3_store_is_migrated_on_open_and_ranks_alike(pg_url: str) -> N
 
 def test_a_version_4_store_gets_the_covering_indexes_on_open_and_ranks_alike(pg_url: str) -> None:
     rng = random.Random(6)
-    old = open_store(pg_url, home=Path("."))
-    old.create("kb").apply(_corpus(rng, "a", 30))
-    queries = ["w0 w1", "w2", "w5 w0 w9", "w3 w3"]
-    want = {q: old.open("kb").keyword(q, 5) for q in queries}
-    old.close()
+    want = _ranked_by_a_new_store(pg_url, rng)
+    queries = _MIGRATION_QUERIES
     to_version_4(pg_url)
     assert _indexes(pg_url) == {
         "postings_pkey": "(kb_id, idx, term, rid)",
