@@ -3,7 +3,8 @@ of main against this checkout, same run.
 
 ``floor``: a fixed sample of the windows the pipeline embeds for SciFact (cut by the real
 chunker and windows), run straight through onnxruntime in each variant: float32 products
-(the packaged graph as onnxruntime folds it) or int8 products (embedding/int8_compute.py);
+(the packaged graph as onnxruntime folds it) or int8 products (embedding/int8_compute.py:
+the first token apart, the default; the previous graph; or every input quantized whole);
 one session on N intra-op threads, or N batches side by side on one thread each; batch size.
 Rounds interleave the variants; figures are ratios to the first (main's embedder) and each
 variant's cosine to its vectors.
@@ -68,7 +69,7 @@ def held(lock: Path | None) -> Iterator[None]:
 class Variant:
     """How the model runs: which graph, threads per call, calls side by side, batch size."""
 
-    graph: str  # "float32", "int8" (narrowing products float32) or "int8-all"
+    graph: str  # "float32" or one of INT8_GRAPHS
     intra_threads: int
     workers: int
     batch: int
@@ -76,6 +77,16 @@ class Variant:
     @property
     def name(self) -> str:
         return f"{self.graph} {self.intra_threads}x{self.workers} batch {self.batch}"
+
+
+# The int8 rewrites by name (embedding/int8_compute.py's options).
+INT8_GRAPHS: dict[str, dict[str, bool]] = {
+    # The default: every product int8, the first token's row quantized on its own.
+    "int8-first-apart": {"narrowing": True, "first_token_apart": True},
+    # The previous graph: down projections float32, each input quantized whole.
+    "int8": {"narrowing": False, "first_token_apart": False},
+    "int8-all": {"narrowing": True, "first_token_apart": False},
+}
 
 
 # Main's embedder first (the baseline): float32 products, one session on both cores, batch 32.
@@ -87,6 +98,7 @@ VARIANTS = (
     Variant("int8", 2, 1, 32),
     Variant("int8", 1, 2, 32),
     Variant("int8", 1, 2, 1),
+    Variant("int8-first-apart", 1, 2, 1),
 )
 
 
@@ -114,7 +126,7 @@ def _session(graph: str, threads: int) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     model: str | bytes = str(path)
     if graph != "float32":
-        model = int8_compute_graph(path, narrowing=graph == "int8-all")
+        model = int8_compute_graph(path, **INT8_GRAPHS[graph])
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
@@ -199,7 +211,7 @@ def run_floor(
     queries = MiniLMEmbedder().token_ids(QUERIES)
     query_ms = {}
     with held(lock):
-        for graph, threads in (("float32", 2), ("int8", 1)):
+        for graph, threads in (("float32", 2), ("int8-first-apart", 1)):
             session = sessions.get((graph, threads)) or _session(graph, threads)
             times = []
             for _ in range(5):
@@ -311,15 +323,25 @@ def main(argv: list[str] | None = None) -> int:
     cli.add_argument(
         "--source", action="append", default=[], help="ingest: NAME=SRC_FOLDER, baseline first"
     )
+    cli.add_argument(
+        "--graph",
+        action="append",
+        default=[],
+        help="floor: only main's variant and those of this graph (float32, "
+        + ", ".join(INT8_GRAPHS)
+        + "); repeatable",
+    )
     cli.add_argument("--lock", help="hold flock FILE through each timed round (or run)")
     common.add_report_options(cli)
     args = cli.parse_args(argv)
 
     def run() -> int:
         if args.part == "floor":
+            chosen = [v for v in VARIANTS[1:] if not args.graph or v.graph in args.graph]
             report = run_floor(
                 Path(args.dataset),
                 sample=args.sample,
+                variants=[VARIANTS[0], *chosen],
                 rounds=args.rounds,
                 lock=Path(args.lock) if args.lock else None,
                 progress=common.log,
