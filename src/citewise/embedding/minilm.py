@@ -69,7 +69,7 @@ class MiniLMEmbedder:
         *,
         threads: int | None = None,
         # 1 with int8 compute: no padding, and a window's vector never depends on the other
-        # windows of its batch (int8 compute quantizes each call's input as a whole).
+        # windows of its batch (int8 compute quantizes each call's input per call).
         # benchmarks/embed-throughput.md: as fast as 8 and faster than 32 on SciFact windows.
         batch_size: int | None = None,
         window_chars: int = 700,
@@ -239,6 +239,10 @@ def _load_tokenizer(kind: str) -> Any:
     return tokenizer
 
 
+# onnxruntime graph optimizers left off for the int8 graph (see _load_model).
+UNFUSED = ("SkipLayerNormFusion",)
+
+
 def _load_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
     import onnxruntime as ort
 
@@ -259,13 +263,21 @@ def _load_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     model: str | bytes = str(path)
+    disabled: list[str] = []
     if int8_compute:
         from citewise.embedding.int8_compute import int8_compute_graph
 
         model = int8_compute_graph(path)
+        # onnxruntime's fused SkipLayerNormalization ran slower than its parts (Add, then
+        # LayerNormalization): a sixth of a window's time with the products in int8, and
+        # windows 15% faster without it (benchmarks/embed-throughput.md). Same function.
+        disabled = list(UNFUSED)
     try:
         session = ort.InferenceSession(
-            model, sess_options=options, providers=["CPUExecutionProvider"]
+            model,
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=disabled,
         )
     except Exception as exc:  # onnxruntime raises its own untyped errors
         raise EmbeddingError(f"cannot load the MiniLM model at {path}: {exc}") from exc
