@@ -18,15 +18,16 @@ from citewise.errors import EmbeddingError
 # int8 (VNNI where the CPU has it).
 #
 # The first token apart: in BERT-like models the first token ([CLS], always there) carries
-# activations about 10x everyone else's in a few channels (SciFact and docs windows alike:
-# 20-30 at the first token against at most 6-13 elsewhere, at every LayerNorm and GELU
-# output of MiniLM). One uint8 scale stretched over that leaves every other token a 2-4x
-# coarser grid. So each product quantizes the first token's row and the other rows
-# separately (two DynamicQuantizeMatMul on the same weights, joined again): data-free, no
-# calibration, per call. All 36 products in int8 that way kept mean cosine 0.9991 to the
-# float32 products on SciFact windows, against 0.9957 quantizing all rows together and
-# 0.9981 keeping the feed-forward's down projections float32 (the previous compromise,
-# ``first_token_apart=False, narrowing=False``) (benchmarks/embed-throughput.md).
+# outlier activations in one or two channels: 20-30 at MiniLM's LayerNorm outputs before the
+# feed-forward and at its first four GELU outputs, where the other tokens stay under 6-13
+# (most channels under 2), on SciFact and docs windows alike. One uint8 scale stretched over
+# that leaves every other token a 2-4x coarser grid. So each product quantizes the first
+# token's row and the other rows separately (two DynamicQuantizeMatMul on the same weights,
+# joined again): data-free, no calibration, per call. All 36 products in int8 that way kept
+# mean cosine 0.9991 to the float32 products on SciFact windows, against 0.9957 quantizing
+# all rows together and 0.9981 keeping the feed-forward's down projections float32 (the
+# previous compromise, ``first_token_apart=False, narrowing=False``)
+# (benchmarks/embed-throughput.md).
 MICROSOFT = "com.microsoft"
 # Slice bounds on the token axis (1): [0, 1) is the first token, [1, end) the rest.
 _FIRST, _SECOND, _END = "int8_compute__0", "int8_compute__1", "int8_compute__end"
