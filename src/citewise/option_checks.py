@@ -100,13 +100,13 @@ def _float(value: Any) -> float:
 def _bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, int):
+    if isinstance(value, int | float):
         if value in (0, 1):
             return bool(value)
-        raise _fail(f"{_BAD_BOOL}, unable to interpret input")
-    if isinstance(value, float):
-        if value in (0.0, 1.0):
-            return bool(value)
+        # A whole number that fits 64 bits is "uninterpretable"; any other is no boolean.
+        whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
+        if whole and -_INT_FLOAT_LIMIT <= value < _INT_FLOAT_LIMIT:
+            raise _fail(f"{_BAD_BOOL}, unable to interpret input")
         raise _fail(_BAD_BOOL)
     text = _text(value)
     if text is None:
