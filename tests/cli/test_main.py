@@ -187,3 +187,5 @@ def test_a_search_never_imports_pydantic(lgos_env: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "how-to-guides/authentication/#api-key-middleware" in done.stdout
     assert done.stdout.strip().endswith("loaded: []")
+    # The int8 graph is kept in the home, made once (embedding/prepared.py).
+    assert len(list((lgos_env / "models").glob("minilm-int8-compute-*.onnx"))) == 1
