@@ -67,7 +67,7 @@ def test_one_wal_file_per_kb_built_without_leftovers(store: SQLiteStore) -> None
     } <= tables
     # The store's own keys are in the file but never in meta().
     assert {"_schema", "_generation", "_dim"} <= set(meta)
-    assert meta["_schema"] == "5" and meta["_dim"] == str(DIM)
+    assert meta["_schema"] == "6" and meta["_dim"] == str(DIM)
     assert store.open("docs-1").meta() == {}
 
 

@@ -32,7 +32,15 @@ from citewise.memory import release_free_memory
 from citewise.store.sqlite_impact_matrix import ImpactIndex, build
 from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, text_generation
 
-__all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
+__all__ = [
+    "ImpactCache",
+    "ImpactIndex",
+    "build",
+    "load_or_build",
+    "remove_files",
+    "scored_rows",
+    "tokens",
+]
 
 MAX_K = 10_000  # three bound parameters a row, under SQLite's 32766
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # chunks_fts's, see sqlite_schema.SCHEMA
@@ -294,7 +302,11 @@ def impact_rows(
         if len(split) != 1:
             return None  # FTS5 reads "a b" as a phrase
         single.append(split[0])
-    found = index.top(single, k)
+    return scored_rows(conn, index.top(single, k))
+
+
+def scored_rows(conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[sqlite3.Row]:
+    """Rows of ``score`` and the chunk columns for (rid, score) pairs, in their order."""
     if not found:
         return []
     # Bound as parameters (not JSON text), so each score reaches the row bit for bit.
