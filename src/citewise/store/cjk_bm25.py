@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from citewise.store.cjk import has_cjk
 from citewise.store.sqlite_impact_matrix import IDF_FLOOR, K1, B
 from citewise.store.sqlite_schema import text_generation
 
@@ -74,6 +75,21 @@ def _varint(blob: bytes, at: int = 0) -> tuple[int, int]:
 def _size(blob: bytes) -> int:
     """A one-column table's docsize record: the row's token count."""
     return blob[0] if blob[0] < 0x80 else _varint(blob)[0]
+
+
+def _sizes(records: tuple[bytes, ...]) -> _Floats:
+    """Each docsize record's token count, decoded together (a varint of 1 to 4 bytes is a
+    count under 2**28, every row's; a longer one is decoded alone)."""
+    width = np.fromiter(map(len, records), np.int64, len(records))
+    if width.max() > 4:
+        return np.array([_size(record) for record in records], dtype=np.float64)
+    data = np.frombuffer(b"".join(records), dtype=np.uint8).astype(np.int64)
+    start = np.concatenate(([0], np.cumsum(width)[:-1]))
+    value = np.zeros(len(records), dtype=np.int64)
+    for byte in range(4):  # big-endian groups of 7 bits, as _varint reads them
+        more = width > byte
+        value[more] = (value[more] << 7) | (data[start[more] + byte] & 0x7F)
+    return value.astype(np.float64)
 
 
 def _totals(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
@@ -127,11 +143,12 @@ def _matches(conn: sqlite3.Connection, table: str, phrase: str, rows: int, total
         (phrase,),
     ).fetchall()
     n = len(found)
-    rids = np.fromiter((r for r, _, _ in found), np.int64, n)
     if not n:
-        return _Matches(rids, np.zeros(0), np.zeros(0))
-    score = np.fromiter((s for _, s, _ in found), np.float64, n)
-    length = np.fromiter((_size(sz) for _, _, sz in found), np.float64, n)
+        return _Matches(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    rid_col, score_col, size_col = zip(*found, strict=True)
+    rids = np.array(rid_col, dtype=np.int64)
+    score = np.array(score_col, dtype=np.float64)
+    length = _sizes(size_col)
     idf = _idf(rows, n)
     norm = K1 * (1 - B + B * length / (total / rows))
     # score = idf * f(k1 + 1) / (f + norm), solved for f, an integer.
@@ -154,12 +171,16 @@ def cjk_scores(conn: sqlite3.Connection, phrases: list[str]) -> tuple[_Ints, _Fl
     per_phrase: list[tuple[_Ints, _Floats, _Floats, float]] = []
     for phrase in phrases:
         bigram = _matches(conn, "chunks_cjk", phrase, grams_rows, grams_total)
-        words = _matches(conn, "chunks_fts", phrase, rows, words_total)
-        # A bigram-indexed chunk counts by its bigram form only.
-        other = ~np.isin(words.rids, grams.rids)
-        rids = np.concatenate([bigram.rids, words.rids[other]])
-        freq = np.concatenate([bigram.freq, words.freq[other]])
-        length = np.concatenate([bigram.length, words.length[other]])
+        if has_cjk(phrase):
+            # Only text with CJK holds a CJK token, and all of it is in the bigram index.
+            rids, freq, length = bigram.rids, bigram.freq, bigram.length
+        else:
+            words = _matches(conn, "chunks_fts", phrase, rows, words_total)
+            # A bigram-indexed chunk counts by its bigram form only.
+            other = ~np.isin(words.rids, grams.rids)
+            rids = np.concatenate([bigram.rids, words.rids[other]])
+            freq = np.concatenate([bigram.freq, words.freq[other]])
+            length = np.concatenate([bigram.length, words.length[other]])
         per_phrase.append((rids, freq, length, _idf(rows, len(rids))))
     every = np.unique(np.concatenate([rids for rids, _, _, _ in per_phrase]))
     score = np.zeros(len(every))
