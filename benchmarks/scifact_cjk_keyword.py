@@ -9,7 +9,7 @@ must score as the index of every chunk did):
     cmp main.json this.json
 
 Every query's hits (chunk id, score) go to the path given; the line printed has the queries'
-p50 and p95 over 30 rounds and a digest of the hits. The data is
+p50 and p95 over 30 rounds (the keyword matrix built first) and a digest of the hits. The data is
 ``$CITEWISE_TEST_DATA/scifact`` (else ``../shared/data/scifact`` beside the tree).
 """
 
@@ -55,7 +55,9 @@ for i in range(200):
     )
     english = " cancer cells therapy" if i % 2 else " T-cell receptor vector_weight"
     cjk_docs[f"cjk-{i}"] = body + english + (" Ｃａｎｃｅｒ" if i % 5 == 0 else "")
-store = SQLiteStore(Path(tempfile.mkdtemp()))
+# The keyword matrix built in the caller by the first search, not in the background while the
+# queries are timed: the steady state of a served knowledge base.
+store = SQLiteStore(Path(tempfile.mkdtemp()), impacts_in_background=False)
 kb = store.create("s")
 updates = []
 for doc_id, (title, text) in list(corpus.items()) + [(k, (k, v)) for k, v in cjk_docs.items()]:
@@ -66,6 +68,7 @@ for doc_id, (title, text) in list(corpus.items()) + [(k, (k, v)) for k, v in cjk
     document = Document(doc_id, title or doc_id, doc_id, doc_id, "h", scope)
     updates.append(DocumentUpdate(document, chunks, {c.chunk_id: V for c in chunks}))
 kb.apply(updates)
+kb.keyword("cancer", 1)
 hits = {q: [(c.chunk_id, s) for c, s in kb.keyword(q, 100)] for q in QUERIES}
 hits |= {
     f"{q} |scope=sci": [(c.chunk_id, s) for c, s in kb.keyword(q, 100, SearchFilter("sci"))]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from citewise.models import SearchFilter
-from citewise.store import SQLiteStore
+from citewise.store import SQLiteStore, cjk_bm25
 from citewise.store.cjk import cjk_grams, cjk_query
 from citewise.store.sqlite import SQLiteKB
 from citewise.store.text import STOPWORDS
@@ -135,4 +135,27 @@ def test_a_filter_keeps_the_same_scores(tmp_path: Path) -> None:
         even = {c.chunk_id for u in updates if u.document.scope == "even" for c in u.chunks}
         found = [(c.chunk_id, s) for c, s in kb.keyword(query, 10_000, SearchFilter("even"))]
         assert found == [(chunk_id, s) for chunk_id, s in every if chunk_id in even]
+    store.close()
+
+
+def test_the_words_from_the_impact_matrix_score_the_same(tmp_path: Path) -> None:
+    """With the matrix built (here in the caller), a CJK query's words are read from it
+    instead of FTS5: the same scores."""
+    store = SQLiteStore(tmp_path, impacts_in_background=False)
+    kb = store.create("kb")
+    kb.apply([update(doc, texts) for doc, texts in _corpus(11).items()])
+    calls = []
+    real = cjk_bm25._indexed_matches
+
+    def counted(*args: object) -> object:
+        found = real(*args)  # type: ignore[arg-type]
+        calls.append(found is not None)
+        return found
+
+    cjk_bm25._indexed_matches = counted  # type: ignore[assignment]
+    try:
+        assert _scores(kb) == _reference(tmp_path / "kb.sqlite", _QUERIES)
+    finally:
+        cjk_bm25._indexed_matches = real
+    assert calls and all(calls)  # every English phrase came from the matrix
     store.close()

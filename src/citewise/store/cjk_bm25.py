@@ -35,7 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from citewise.store.cjk import has_cjk
-from citewise.store.sqlite_impact_matrix import IDF_FLOOR, K1, B
+from citewise.store.sqlite_impact import tokens
+from citewise.store.sqlite_impact_matrix import IDF_FLOOR, K1, B, ImpactIndex
 from citewise.store.sqlite_schema import text_generation
 
 __all__ = ["cjk_scores"]
@@ -149,19 +150,49 @@ def _matches(conn: sqlite3.Connection, table: str, phrase: str, rows: int, total
     rids = np.array(rid_col, dtype=np.int64)
     score = np.array(score_col, dtype=np.float64)
     length = _sizes(size_col)
-    idf = _idf(rows, n)
-    norm = K1 * (1 - B + B * length / (total / rows))
-    # score = idf * f(k1 + 1) / (f + norm), solved for f, an integer.
-    ratio = score / idf
-    freq = np.rint(ratio * norm / (K1 + 1.0 - ratio))
-    if not np.array_equal(idf * ((freq * (K1 + 1.0)) / (freq + norm)), score):
+    freq = _frequencies(score, length, _idf(rows, n), total / rows)
+    if freq is None:  # never seen: FTS5's score is this expression of an integer
         log.warning("a CJK phrase frequency did not reproduce FTS5's score (%s)", table)
+        ratio = score / _idf(rows, n)
+        norm = K1 * (1 - B + B * length / (total / rows))
+        freq = np.rint(ratio * norm / (K1 + 1.0 - ratio))
     return _Matches(rids, freq, length)
 
 
-def cjk_scores(conn: sqlite3.Connection, phrases: list[str]) -> tuple[_Ints, _Floats]:
+def _indexed_matches(index: ImpactIndex, phrase: str, rows: int, total: int) -> _Matches | None:
+    """``_matches`` of ``chunks_fts`` from its impact matrix (the same generation), without a
+    statement: each posting's impact is FTS5's score of that one term, so the frequency is
+    recovered as from ``bm25()``. None: ask FTS5 (a phrase of other than one token, or a
+    score that does not come back exactly)."""
+    if not (phrase.startswith('"') and phrase.endswith('"')):
+        return None
+    split = tokens([phrase[1:-1]])[0]
+    if len(split) != 1:
+        return None
+    rids, score, length = index.postings(split[0])
+    if not len(rids):
+        return _Matches(rids, score, length)
+    freq = _frequencies(score, length, _idf(rows, len(rids)), total / rows)
+    return None if freq is None else _Matches(rids, freq, length)
+
+
+def _frequencies(score: _Floats, length: _Floats, idf: float, avgdl: float) -> _Floats | None:
+    """Each chunk's frequency of a phrase from FTS5's score of it alone (None: not exact)."""
+    norm = K1 * (1 - B + B * length / avgdl)
+    # score = idf * f(k1 + 1) / (f + norm), solved for f, an integer.
+    ratio = score / idf
+    freq: _Floats = np.rint(ratio * norm / (K1 + 1.0 - ratio))
+    if not np.array_equal(idf * ((freq * (K1 + 1.0)) / (freq + norm)), score):
+        return None
+    return freq
+
+
+def cjk_scores(
+    conn: sqlite3.Connection, phrases: list[str], index: ImpactIndex | None = None
+) -> tuple[_Ints, _Floats]:
     """Every chunk matching any of ``phrases`` (FTS5 phrase expressions, OR'ed), sorted by
-    rowid, and its score: ``-bm25()`` of the OR query over a bigram index of every chunk."""
+    rowid, and its score: ``-bm25()`` of the OR query over a bigram index of every chunk.
+    ``index``: ``chunks_fts``'s impact matrix of this text generation, if built."""
     rows, words_total = _totals(conn, "chunks_fts")
     if not rows or not phrases:
         return np.zeros(0, np.int64), np.zeros(0)
@@ -175,7 +206,9 @@ def cjk_scores(conn: sqlite3.Connection, phrases: list[str]) -> tuple[_Ints, _Fl
             # Only text with CJK holds a CJK token, and all of it is in the bigram index.
             rids, freq, length = bigram.rids, bigram.freq, bigram.length
         else:
-            words = _matches(conn, "chunks_fts", phrase, rows, words_total)
+            words = _indexed_matches(index, phrase, rows, words_total) if index else None
+            if words is None:
+                words = _matches(conn, "chunks_fts", phrase, rows, words_total)
             # A bigram-indexed chunk counts by its bigram form only.
             other = ~np.isin(words.rids, grams.rids)
             rids = np.concatenate([bigram.rids, words.rids[other]])

@@ -46,7 +46,8 @@ MAX_K = 10_000  # three bound parameters a row, under SQLite's 32766
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # chunks_fts's, see sqlite_schema.SCHEMA
 
 
-_ARRAYS = ("indptr", "positions", "impacts", "rids")
+# A folder saved before ``lengths`` existed does not load: its generation is built again.
+_ARRAYS = ("indptr", "positions", "impacts", "rids", "lengths")
 
 
 def folder(db: Path) -> Path:

@@ -103,7 +103,7 @@ def keyword_rows(
         phrases = cjk.cjk_phrases(text, STOPWORDS)
         if not (phrases or idents):
             return []
-        rids, scores = cjk_scores(conn, phrases)
+        rids, scores = cjk_scores(conn, phrases, impacts() if impacts is not None else None)
         if not idents and not where and k <= MAX_K:
             return scored_rows(conn, _top(rids, scores, k))
         # The scores as a table the statements below read where FTS5's bm25() was.
