@@ -77,6 +77,11 @@ def _load(target: Path, generation: str) -> ImpactIndex | None:
         terms = json.loads((target / "terms.json").read_text())
         mapped = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
     except (OSError, ValueError):
+        if (target / "terms.json").is_file():
+            # Saved whole (terms.json comes last) but not readable now: an older citewise's
+            # arrays (no ``lengths``), or a folder being deleted. Removed, so this
+            # generation's new matrix can be saved in its place.
+            shutil.rmtree(target, ignore_errors=True)
         return None
     # Plain ndarray views of the maps (still memory-mapped, nothing copied): numpy's memmap
     # subclass runs Python code on every slice, a third of a query's scoring time.
