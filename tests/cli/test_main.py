@@ -144,6 +144,7 @@ def test_version_names_the_package_schema_and_embedder(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from citewise import __version__
+    from citewise.store.sqlite_schema import SCHEMA_VERSION
 
     monkeypatch.setenv("CITEWISE_EMBEDDER", "e5")
     monkeypatch.setenv("CITEWISE_MAX_CHARS", "not a number")  # must not hide the version
@@ -151,7 +152,7 @@ def test_version_names_the_package_schema_and_embedder(
         main(["--version"])
     assert exit_info.value.code == 0
     printed = capsys.readouterr().out.strip()
-    assert printed == f"citewise {__version__} (SQLite store schema 5, embedder e5)"
+    assert printed == f"citewise {__version__} (SQLite store schema {SCHEMA_VERSION}, embedder e5)"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
