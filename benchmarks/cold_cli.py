@@ -5,8 +5,9 @@ see the same load): ``citewise search QUERY --kb KB`` (this checkout's console s
 minimal script ``benchmarks/cold_cli_minimal.py`` on the same knowledge base file (embed
 with tokenizers + onnxruntime, FTS5 and the dense product, weighted RRF, top 10) and, with
 ``--baseline-src``, the same CLI from another source tree (e.g. main's, to measure a change
-in the same run). A process's CPU is its user + system time from ``os.wait4``; wall is from
-start to exit. Reports medians and the CLI / minimal ratios (the median of each round's).
+in the same run; ``--also NAME=SRC`` adds more, e.g. one commit of a change). A process's
+CPU is its user + system time from ``os.wait4``; wall is from start to exit. Reports
+medians and the CLI / minimal ratios (the median of each round's).
 
     CITEWISE_HOME=/tmp/home citewise index ../shared/data/lgos-docs-0.12.0/docs --kb lgos
     python -m benchmarks.cold_cli --home /tmp/home --kb lgos --rounds 15 \\
@@ -64,6 +65,8 @@ def forms(args: argparse.Namespace) -> dict[str, tuple[list[str], dict[str, str]
     }
     if args.baseline_src:
         out["cli_baseline"] = (cli, {**env, "PYTHONPATH": str(args.baseline_src)})
+    for name, src in args.also:
+        out[name] = (cli, {**env, "PYTHONPATH": str(src)})
     return out
 
 
@@ -130,6 +133,13 @@ def report(result: dict[str, Any], argv: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _named_src(value: str) -> tuple[str, Path]:
+    name, _, src = value.partition("=")
+    if not name or not src or name in ("cli", "minimal", "cli_baseline"):
+        raise argparse.ArgumentTypeError(f"expected NAME=SRC with a new name, not {value!r}")
+    return name, Path(src)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.cold_cli", description=__doc__.splitlines()[0]
@@ -138,11 +148,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kb", default="lgos")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--baseline-src", type=Path, help="another tree's src/ (e.g. main's)")
+    parser.add_argument(
+        "--also", type=_named_src, action="append", default=[], metavar="NAME=SRC",
+        help="another tree's src/ measured as the form NAME (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--output", type=Path, help="path stem for .md and .json")
     args = parser.parse_args(argv)
     result = measure(args)
     command = f"python -m benchmarks.cold_cli --home HOME --kb {args.kb} --rounds {args.rounds}"
     command += " --baseline-src MAIN/src" if args.baseline_src else ""
+    command += "".join(f" --also {name}={name.upper()}/src" for name, _ in args.also)
     text = report(result, command)
     print(text)
     if args.output:

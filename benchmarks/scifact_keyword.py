@@ -6,7 +6,7 @@ Only the keyword figure; it runs in a minute, so two trees compare in the same r
     python benchmarks/scifact_keyword.py                              # this tree
 
 With a path argument, every query's top 100 (chunk id, score) is also written there as JSON,
-with four CJK, mixed and identifier queries (the bigram and identifier indexes), so two
+with six CJK, mixed and identifier queries (the bigram and identifier indexes), so two
 trees' files compare scores bit for bit. The data is ``$CITEWISE_TEST_DATA/scifact`` (else
 ``../shared/data/scifact`` beside the tree).
 """
@@ -53,6 +53,8 @@ if len(sys.argv) > 1:
         "细胞 cancer cells",
         "Ｃａｎｃｅｒ therapy",
         "T-cell vector_weight --flag",
+        "癌 cancer",
+        "细胞 vector_weight receptor",
     ]
     scores = {q: [(c.chunk_id, s) for c, s in kb.keyword(text, 100)] for q, text in queries.items()}
     scores |= {q: [(c.chunk_id, s) for c, s in kb.keyword(q, 100)] for q in extra}

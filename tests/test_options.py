@@ -3,11 +3,21 @@ open names for query rewrites and rerankers."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
+
 import pytest
 
 from citewise.errors import ConfigurationError
 from citewise.models import SearchFilter
-from citewise.options import SearchOptions, options_from_json, parse_options
+from citewise.options import (
+    OPTION_NAMES,
+    OptionsError,
+    SearchOptions,
+    options_from_json,
+    parse_options,
+)
 
 
 def test_overrides_apply_over_defaults_and_none_keeps_them() -> None:
@@ -115,3 +125,36 @@ def test_none_is_not_given_in_a_mapping_and_in_options_alike() -> None:
         merged = defaults.merged(overrides)
         assert (merged.scope, merged.vector_weight, merged.top_k) == ("guide", 0.3, 6)
     assert defaults.merged(SearchOptions(scope="all")).scope == "all"
+
+
+def test_the_fields_given_are_remembered_through_copies() -> None:
+    # SearchOptions is a plain dataclass: which fields a caller gave is kept beside them.
+    asked = SearchOptions(top_k=10, scope="guide")
+    assert asked.given == {"top_k", "scope"} and SearchOptions().given == frozenset()
+    assert asked.given_values() == {"top_k": 10, "scope": "guide"}
+    # top_k 10 is the built-in default, yet given: it overrides a knowledge base's 3.
+    assert SearchOptions(top_k=3).merged(asked).top_k == 10
+    assert SearchOptions(top_k=3).merged(SearchOptions(scope="x")).top_k == 3
+    narrowed = asked.replaced(doc_ids=("a.md",))
+    assert narrowed.given == {"top_k", "scope", "doc_ids"} and narrowed.doc_ids == ("a.md",)
+    assert copy.deepcopy(asked).given == asked.given
+    assert pickle.loads(pickle.dumps(asked)).given == asked.given
+    assert pickle.loads(pickle.dumps(asked)) == asked
+
+
+def test_values_are_checked_and_coerced_however_options_are_made() -> None:
+    stored = parse_options({"top_k": "5", "doc_ids": ["a.md"], "collapse_sections": "off"})
+    assert (stored.top_k, stored.doc_ids, stored.collapse_sections) == (5, ("a.md",), False)
+    with pytest.raises(OptionsError, match="top_k: Input should be greater than or equal to 1"):
+        SearchOptions(top_k=0)
+    with pytest.raises(OptionsError, match="doc_ids"):
+        SearchOptions(scope="x").replaced(doc_ids=("a", 1))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stored.top_k = 3  # type: ignore[misc]
+
+
+def test_as_dict_is_every_field_and_json_types_make_lists() -> None:
+    options = SearchOptions(doc_ids=("a.md",))
+    assert list(options.as_dict()) == list(OPTION_NAMES)
+    assert options.as_dict()["doc_ids"] == ("a.md",)
+    assert options.as_dict(json_types=True)["doc_ids"] == ["a.md"]

@@ -115,6 +115,11 @@ class Settings:
     def cache_path(self) -> Path:
         return self.home / "embedding-cache.sqlite"
 
+    @property
+    def models_dir(self) -> Path:
+        """Files prepared from the embedding model once per home (``embedding/prepared.py``)."""
+        return self.home / "models"
+
 
 def _temperature(value: str) -> float:
     try:

@@ -13,8 +13,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from citewise import telemetry
 from citewise.config import Settings
 from citewise.errors import ConfigurationError, ModelError
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
     from langchain_core.runnables import RunnableConfig
+    from pydantic import BaseModel
 
 LOCAL_MODEL = "local"
 """The ``CITEWISE_LLM_MODEL`` value that selects the local llama.cpp model."""
@@ -35,7 +34,8 @@ DEFAULT_TEMPERATURE = 0.0
 question over the same sections gets the same answer (the grounding check's findings
 reproduce)."""
 
-SchemaT = TypeVar("SchemaT", bound=BaseModel)
+# A string bound: pydantic is imported where a model is called, never by a search.
+SchemaT = TypeVar("SchemaT", bound="BaseModel")
 log = logging.getLogger(__name__)
 
 # (base URL, model) of endpoints that refused tool calling once: later structured calls go
@@ -162,6 +162,7 @@ def _endpoint(model: BaseChatModel) -> tuple[str, str]:
 def _refused_tools(error: Exception) -> bool:
     """True when ``error`` looks like an endpoint (or model) that cannot do tool calling."""
     from langchain_core.exceptions import OutputParserException
+    from pydantic import ValidationError
 
     if isinstance(error, OutputParserException | ValidationError):
         return True
@@ -190,6 +191,7 @@ async def astructured(
         openai.APIError: the endpoint failed (a 5xx after the client's retries, a timeout).
     """
     from langchain_core.exceptions import OutputParserException
+    from pydantic import ValidationError
 
     track_model_calls()
     config: RunnableConfig = {"tags": [*tags, NOSTREAM_TAG], "run_name": schema.__name__}

@@ -14,18 +14,24 @@ stores its defaults as a ``SearchOptions``; a request overrides some of them.
 ``citewise.query_rewrites``, ``citewise.rerankers``). Their shape is checked here; that the
 name is registered is checked when it is used (the service layer resolves the options
 against the registries and names the known ones).
+
+A plain dataclass, checked by :mod:`citewise.option_checks` with pydantic's coercions and
+messages: a search never imports pydantic (benchmarks/cold-cli.md). Each field's bounds are
+its ``metadata`` (``pydantic.Field``'s keywords), from which the server builds its request
+models, so the REST schema states the same ones.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the fields' types are the objects the checks
+# and the server's request models read.
+import dataclasses
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from dataclasses import dataclass, field
+from typing import Any, Literal, Self
 
 from citewise.errors import ConfigurationError
 from citewise.models import SearchFilter
+from citewise.option_checks import Invalid, Problem, check_value
 
 SearchType = Literal["hybrid", "vector", "full_text"]
 QueryRewrite = str
@@ -61,7 +67,8 @@ rewrite costs a rewrite call, a search and a grade call."""
 RANKERS_OF: dict[str, str] = {"hybrid": "hybrid", "vector": "vector", "full_text": "keyword"}
 
 
-class SearchOptions(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class SearchOptions:
     """How to search: a knowledge base's defaults, or one request's overrides over them.
 
     Args:
@@ -106,18 +113,17 @@ class SearchOptions(BaseModel):
             ``CITEWISE_RERANKER_DIR``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
+    top_k: int = field(default=10, metadata={"ge": 1, "le": MAX_TOP_K})
     search_type: SearchType = "hybrid"
-    query_rewrite: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
-    rerank: str = Field(default="off", max_length=100, pattern=NAME_PATTERN)
-    rerank_candidates: int = Field(default=20, ge=1, le=MAX_TOP_K)
-    candidates_per_ranker: int = Field(
-        default=DEFAULT_CANDIDATES_PER_RANKER, ge=1, le=MAX_CANDIDATES_PER_RANKER
+    query_rewrite: str = field(default="off", metadata={"max_length": 100, "pattern": NAME_PATTERN})
+    rerank: str = field(default="off", metadata={"max_length": 100, "pattern": NAME_PATTERN})
+    rerank_candidates: int = field(default=20, metadata={"ge": 1, "le": MAX_TOP_K})
+    candidates_per_ranker: int = field(
+        default=DEFAULT_CANDIDATES_PER_RANKER,
+        metadata={"ge": 1, "le": MAX_CANDIDATES_PER_RANKER},
     )
-    vector_weight: float | None = Field(default=None, ge=0.0, le=1.0)
-    context_window: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
+    vector_weight: float | None = field(default=None, metadata={"ge": 0.0, "le": 1.0})
+    context_window: int = field(default=0, metadata={"ge": 0, "le": MAX_CONTEXT_WINDOW})
     context_scope: ContextScope = "section"
     collapse_sections: bool = True
     scope: str | None = None
@@ -125,10 +131,31 @@ class SearchOptions(BaseModel):
     page_prefix: str | None = None
     doc_metadata: dict[str, str] | None = None
     verify: Verify = "report"
-    agent_rewrites: int = Field(default=1, ge=0, le=MAX_AGENT_REWRITES)
+    agent_rewrites: int = field(default=1, metadata={"ge": 0, "le": MAX_AGENT_REWRITES})
     agent_grading: bool = True
-    chat_model: str | None = Field(default=None, min_length=1, max_length=200)
-    reranker_dir: str | None = Field(default=None, min_length=1)
+    chat_model: str | None = field(default=None, metadata={"min_length": 1, "max_length": 200})
+    reranker_dir: str | None = field(default=None, metadata={"min_length": 1})
+
+    def __new__(cls, **given: Any) -> Self:
+        # Which fields the caller gave (pydantic's "fields set"): another SearchOptions
+        # overrides only those in :meth:`merged`, even where one equals the default.
+        options = super().__new__(cls)
+        object.__setattr__(options, "_given", frozenset(given))
+        return options
+
+    def __post_init__(self) -> None:
+        values, problems = _checked({f.name: getattr(self, f.name) for f in _FIELDS})
+        if problems:
+            raise OptionsError(problems)
+        for name, value in values.items():
+            if value is not getattr(self, name):
+                object.__setattr__(self, name, value)  # coerced: "5" → 5, a list → a tuple
+
+    @property
+    def given(self) -> frozenset[str]:
+        """The fields set when these options were made (all, for merged options)."""
+        given: frozenset[str] = getattr(self, "_given", frozenset(OPTION_NAMES))
+        return given
 
     @property
     def ranker(self) -> str:
@@ -153,36 +180,94 @@ class SearchOptions(BaseModel):
             return None
         return SearchFilter(scope=scope, page_prefix=self.page_prefix, doc_ids=self.doc_ids)
 
-    def merged(self, overrides: Mapping[str, Any] | SearchOptions | None) -> SearchOptions:
+    def as_dict(self, *, json_types: bool = False) -> dict[str, Any]:
+        """Every field's value (with ``json_types``, a tuple as a list, as JSON has it)."""
+        values = {f.name: getattr(self, f.name) for f in _FIELDS}
+        if json_types and values["doc_ids"] is not None:
+            values["doc_ids"] = list(values["doc_ids"])
+        if values["doc_metadata"] is not None:
+            values["doc_metadata"] = dict(values["doc_metadata"])
+        return values
+
+    def given_values(self) -> dict[str, Any]:
+        """The values of the fields given when these options were made."""
+        return {name: value for name, value in self.as_dict().items() if name in self.given}
+
+    def replaced(self, **changes: Any) -> Self:
+        """These options with ``changes`` (checked), the changed fields given besides."""
+        options = dataclasses.replace(self, **changes)
+        object.__setattr__(options, "_given", self.given | frozenset(changes))
+        return options
+
+    def merged(self, overrides: "Mapping[str, Any] | SearchOptions | None") -> "SearchOptions":
         """These options with ``overrides`` applied: a mapping, or the fields set on another
         SearchOptions. In both, and so in every door (Python, CLI, MCP, REST, OpenAI
         metadata), ``None`` is "not given" and keeps the value below: a request widens a
         scoped default with ``scope="all"``, never with ``null``."""
         if isinstance(overrides, SearchOptions):
-            given = overrides.model_dump(exclude_unset=True)
+            given = overrides.given_values()
         else:
             given = dict(overrides or {})
         changes = {k: v for k, v in given.items() if v is not None}
-        return parse_options({**self.model_dump(), **changes})
+        return parse_options({**self.as_dict(), **changes})
 
     def to_json(self) -> str:
         """The options that differ from the built-in defaults, as compact JSON (KB meta)."""
-        return json.dumps(self.model_dump(exclude_defaults=True), separators=(",", ":"))
+        values = self.as_dict(json_types=True)
+        changed = {f.name: values[f.name] for f in _FIELDS if values[f.name] != _DEFAULTS[f.name]}
+        return json.dumps(changed, separators=(",", ":"))
+
+
+_FIELDS: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(SearchOptions)
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in _FIELDS)
+"""The search options' names, in the order they are declared."""
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in _FIELDS}
+
+
+def _checked(values: Mapping[Any, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """Each field's value checked, and the problems found, located as ``(field, …)``: in
+    the fields' order, then the unknown names (pydantic's order)."""
+    checked: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for f in _FIELDS:
+        if f.name not in values:
+            continue
+        try:
+            checked[f.name] = check_value(f.type, values[f.name], f.metadata)
+        except Invalid as invalid:
+            problems += [((f.name, *where), message) for where, message in invalid.problems]
+    for name in values:
+        if not isinstance(name, str):
+            problems.append(((name,), "Keys should be strings"))
+        elif name not in _DEFAULTS:
+            problems.append(((name,), "Extra inputs are not permitted"))
+    return checked, problems
+
+
+class OptionsError(ConfigurationError):
+    """Invalid search options: ``problems`` are each ``(location, message)``, the location
+    starting with the field's name."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        described = "; ".join(
+            f"{'.'.join(str(p) for p in where) or 'options'}: {message}"
+            for where, message in problems
+        )
+        first = problems[0][0]
+        super().__init__(
+            f"invalid search options: {described}",
+            field=str(first[0]) if first else None,
+        )
+        self.problems = problems
 
 
 def parse_options(values: Mapping[str, Any]) -> SearchOptions:
-    """Validated options; a bad value raises ConfigurationError naming the field."""
-    try:
-        return SearchOptions.model_validate(values)
-    except ValidationError as error:
-        raise ConfigurationError(f"invalid search options: {describe(error)}") from None
-
-
-def describe(error: ValidationError) -> str:
-    """``field: problem`` for each problem of a validation error."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in error.errors()
-    )
+    """Validated options; a bad value raises OptionsError (a ConfigurationError) naming the
+    field."""
+    checked, problems = _checked(values)
+    if problems:
+        raise OptionsError(problems)
+    return SearchOptions(**checked)
 
 
 def options_from_json(text: str | None) -> SearchOptions:

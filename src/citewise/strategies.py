@@ -24,8 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from citewise.asyncbridge import run_sync
 from citewise.chunking import DEFAULT_MAX_CHARS, OVERLAP_UNITS, Overlap
 from citewise.embedding.base import Embedder
@@ -139,15 +137,6 @@ class IndexStrategy:
             raise ConfigurationError(f"invalid stored index strategy: {error}") from None
 
 
-class ChunkQuestions(BaseModel):
-    """Questions a passage answers (the qa strategy embeds them)."""
-
-    # Built when first used (a model's structured reply), not on import: a search never does.
-    model_config = ConfigDict(defer_build=True)
-
-    questions: list[str] = Field(default_factory=list)
-
-
 @dataclass
 class StrategyWindows:
     """The ``WindowsOf`` hook for indexing: the texts to embed per chunk under ``strategy``.
@@ -198,6 +187,7 @@ class StrategyWindows:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from citewise.llm import astructured, at_temperature_zero
+        from citewise.replies import ChunkQuestions
 
         assert self.model is not None
         n = self.strategy.questions

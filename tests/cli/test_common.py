@@ -8,7 +8,7 @@ import pytest
 
 from citewise.cli import build_parser
 from citewise.cli.common import add_search_flags, search_overrides
-from citewise.kb import SearchOptions
+from citewise.kb import OPTION_NAMES, SearchOptions
 
 
 def parse(*argv: str, answers: bool = False) -> argparse.Namespace:
@@ -52,7 +52,7 @@ def test_every_flag_names_a_search_option() -> None:
     }
     # The agentic budget is `citewise ask`'s own (--agent-rewrites, --no-agent-grading).
     agentic = {"agent_rewrites", "agent_grading"}
-    assert set(overrides) == set(SearchOptions.model_fields) - agentic
+    assert set(overrides) == set(OPTION_NAMES) - agentic
     with pytest.raises(SystemExit):  # a search writes no answer to check
         parse("--verify", "warn")
     assert SearchOptions().merged(overrides).doc_ids == ("a.md", "b.md")

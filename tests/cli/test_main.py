@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -143,6 +144,7 @@ def test_version_names_the_package_schema_and_embedder(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from citewise import __version__
+    from citewise.store.sqlite_schema import SCHEMA_VERSION
 
     monkeypatch.setenv("CITEWISE_EMBEDDER", "e5")
     monkeypatch.setenv("CITEWISE_MAX_CHARS", "not a number")  # must not hide the version
@@ -150,7 +152,7 @@ def test_version_names_the_package_schema_and_embedder(
         main(["--version"])
     assert exit_info.value.code == 0
     printed = capsys.readouterr().out.strip()
-    assert printed == f"citewise {__version__} (SQLite store schema 5, embedder e5)"
+    assert printed == f"citewise {__version__} (SQLite store schema {SCHEMA_VERSION}, embedder e5)"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
@@ -167,3 +169,24 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     process.stderr.close()
     assert process.wait(timeout=60) in (0, 141)
     assert "Traceback" not in error and "BrokenPipeError" not in error
+
+
+def test_a_search_never_imports_pydantic(lgos_env: Path) -> None:
+    # pydantic's import and schemas were a fifth of a cold search's CPU (benchmarks/cold-cli.md):
+    # the options are a plain dataclass, the chat model's reply types load with a model.
+    code = (
+        "import sys\n"
+        "from citewise.cli import main\n"
+        "code = main(['search', 'How do I add API key authentication?', '--kb', 'lgos'])\n"
+        "print('loaded:', sorted(m for m in sys.modules if m.partition('.')[0] == 'pydantic'))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False,
+        env={**os.environ, "CITEWISE_HOME": str(lgos_env)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "how-to-guides/authentication/#api-key-middleware" in done.stdout
+    assert done.stdout.strip().endswith("loaded: []")
+    # The int8 graph is kept in the home, made once (embedding/prepared.py).
+    assert len(list((lgos_env / "models").glob("minilm-int8-compute-*.onnx"))) == 1

@@ -130,4 +130,4 @@ def test_an_older_sqlite_file_gains_the_column_in_place(kb: KnowledgeBase, tmp_p
         assert conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone() == (
             SCHEMA_VERSION,
         )
-    assert SCHEMA_VERSION == "5"
+    assert SCHEMA_VERSION == "6"

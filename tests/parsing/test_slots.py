@@ -82,3 +82,32 @@ def test_threads_of_one_process_share_the_slots_too(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(30)
     assert peak == 2
+
+
+_ONE_SLOT = """
+import sys, time
+from pathlib import Path
+from citewise.parsing.slots import ParseSlots
+started = time.time()
+with ParseSlots(1, Path(sys.argv[1])).held():
+    print(time.time() - started)
+"""
+
+
+def test_a_deleted_slot_file_is_made_again_and_locked(tmp_path: Path) -> None:
+    """The files stay open between parses; one deleted meanwhile is not locked in vain."""
+    import shutil
+
+    folder = tmp_path / ".parse-slots"
+    slots = ParseSlots(1, folder)
+    with slots.held():
+        pass
+    shutil.rmtree(folder)
+    with slots.held():
+        child = subprocess.Popen(
+            [sys.executable, "-c", _ONE_SLOT, str(folder)], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(1.0)  # the child waits for the slot this process holds
+    out, _ = child.communicate(timeout=30)
+    assert float(out) >= 0.8
+    assert (folder / "slot-0.lock").is_file()

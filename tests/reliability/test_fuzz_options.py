@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citewise.errors import ConfigurationError
-from citewise.options import SearchOptions, parse_options
+from citewise.options import OPTION_NAMES, SearchOptions, parse_options
 from citewise.server.errors import APIError
 from citewise.server.requests import SETTINGS_PARAM, parse_client_settings
 
 FUZZ = settings(max_examples=200, deadline=1000, database=None)
 KEYS = st.sampled_from(
-    [*SearchOptions.model_fields, "k", "mode", "bm25", "kb", "show_status", "", "x", "__class__"]
+    [*OPTION_NAMES, "k", "mode", "bm25", "kb", "show_status", "", "x", "__class__"]
 )
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=30),

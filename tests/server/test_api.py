@@ -32,7 +32,8 @@ def test_models_list_the_workflows_with_their_settings(
         settings = extra["citewise_settings"]
         # The search options, with the default knowledge base's own defaults.
         # Less the server-only reranker_dir (a path on the server, never a client's choice).
-        defaults = SearchOptions().model_dump(mode="json", exclude={"reranker_dir"})
+        defaults = SearchOptions().as_dict(json_types=True)
+        del defaults["reranker_dir"]
         assert settings["defaults"] == {
             **defaults,
             "scope": "all",

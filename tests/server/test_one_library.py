@@ -62,9 +62,9 @@ def embedder_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     loads: list[str] = []
     get_embedder = citewise.kb.library.get_embedder
 
-    def counting(name: str) -> Any:
+    def counting(name: str, **options: Any) -> Any:
         loads.append(name)
-        return get_embedder(name)
+        return get_embedder(name, **options)
 
     monkeypatch.setattr(citewise.kb.library, "get_embedder", counting)
     return loads

@@ -76,6 +76,9 @@ def test_schemathesis_checks_pass_over_the_whole_schema(tmp_path: Path) -> None:
             [runner, "run", f"{base}/openapi.json", "-H", "Authorization: Bearer k",
              "--checks", "all", "--generation-allow-x00", "false", "--max-examples", "10",
              "--seed", "2", "--workers", "1",
+             # Its default of 10 s per request failed a search on a loaded 2-core machine; a
+             # hang still fails.
+             "--request-timeout", "60",
              "--exclude-path-regex", SKIPPED],
             capture_output=True, text=True, timeout=600, cwd=tmp_path,  # its cache goes there
         )  # fmt: skip

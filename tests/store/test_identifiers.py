@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citewise.store import SQLiteStore
+from citewise.store import SQLiteStore, identifiers
 from citewise.store.identifiers import (
     DEFINED,
     MAX_QUERY_IDENTIFIERS,
@@ -78,6 +78,23 @@ def test_query_identifiers_are_safe_fts5_terms(text: str) -> None:
     assert len(terms) <= MAX_QUERY_IDENTIFIERS and len(set(terms)) == len(terms)
     assert all(re.fullmatch(r"[a-z0-9_.()\-]+", term) for term in terms)
     assert identifier_query(text) == [f for t in terms for f in (t, t + DEFINED)]
+
+
+# Name characters, the marks around them, separators and non-ASCII: where the look-behinds and
+# the runs of name characters meet.
+_NAMEISH = st.text(alphabet="aZ09_.-()= \t\n`|*#:é检-_.(", max_size=60)
+
+
+@settings(max_examples=3000, deadline=1000, database=None)
+@given(line=_NAMEISH)
+def test_the_marked_searches_find_what_the_patterns_find(line: str) -> None:
+    """The flags and names found from their marks are the patterns' own matches everywhere."""
+    spans = [m.span() for m in identifiers._TERM_PATH.finditer(line)]
+    assert [m.span() for m in identifiers._path_matches(line)] == spans
+    flags = [m.span() for m in identifiers._FLAG.finditer(line)]
+    assert [m.span() for m in identifiers._flag_matches(line)] == flags
+    if spans or flags:
+        assert identifiers._may_hold_term(line)
 
 
 def test_a_version_2_file_gains_the_identifier_index_when_opened(

@@ -67,8 +67,29 @@ def test_one_wal_file_per_kb_built_without_leftovers(store: SQLiteStore) -> None
     } <= tables
     # The store's own keys are in the file but never in meta().
     assert {"_schema", "_generation", "_dim"} <= set(meta)
-    assert meta["_schema"] == "5" and meta["_dim"] == str(DIM)
+    assert meta["_schema"] == "6" and meta["_dim"] == str(DIM)
     assert store.open("docs-1").meta() == {}
+
+
+def test_a_rebuild_is_written_without_the_wal_then_switched_in_as_a_wal_file(
+    store: SQLiteStore,
+) -> None:
+    store.create("kb").apply(BASE)
+    with store.rebuild("kb") as new:
+        new.apply(BASE)
+        staging = new.store.root / "kb.sqlite"  # only the staging store has it open
+        with sqlite3.connect(staging) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal"
+        conn.close()
+        assert not Path(f"{staging}-wal").exists()
+    path = (store.root / "kb.sqlite").resolve()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    assert sorted(c.chunk_id for c in store.open("kb").get(store.open("kb").chunk_ids())) == (
+        sorted(c.chunk_id for u in BASE for c in u.chunks)
+    )
 
 
 def test_drop_deletes_the_files(store: SQLiteStore, filled: SQLiteKB) -> None:

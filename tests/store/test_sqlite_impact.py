@@ -312,6 +312,32 @@ def test_a_matrix_removed_before_it_is_read_is_built_again(tmp_path: Path) -> No
     store.close()
 
 
+def test_a_matrix_saved_without_the_lengths_is_replaced_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder an older citewise saved (no lengths.npy) is built again and saved in its
+    place: the next process maps it instead of building it again."""
+    store, kb = twenty_documents(tmp_path, seed=5, background=False)
+    first = kb.keyword("rotate keys cache", 10)
+    (saved,) = (tmp_path / "kb.sqlite.impact").iterdir()
+    (saved / "lengths.npy").unlink()
+    again = SQLiteStore(tmp_path, impacts_in_background=False)
+    assert [(c.chunk_id, s) for c, s in again.open("kb").keyword("rotate keys cache", 10)] == [
+        (c.chunk_id, s) for c, s in first
+    ]
+    again.close()
+    assert (saved / "lengths.npy").is_file()
+
+    def no_build(conn: sqlite3.Connection, generation: str) -> None:
+        raise AssertionError("the saved matrix was rebuilt")
+
+    monkeypatch.setattr(sqlite_impact, "build", no_build)
+    third = SQLiteStore(tmp_path, impacts_in_background=False)
+    assert third.open("kb").keyword("rotate keys cache", 10)
+    third.close()
+    store.close()
+
+
 def test_a_store_closed_from_its_own_build_thread_does_not_join_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

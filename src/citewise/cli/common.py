@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import ValidationError
-
 from citewise.config import Settings
 from citewise.errors import ConfigurationError
 from citewise.kb import KnowledgeBase
@@ -24,7 +22,8 @@ from citewise.options import (
     RERANKERS,
     SEARCH_TYPES,
     VERIFY_MODES,
-    SearchOptions,
+    OptionsError,
+    parse_options,
 )
 
 __all__ = [
@@ -212,11 +211,11 @@ def search_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides["doc_metadata"] = parse_metadata_flags(overrides["doc_metadata"])
     overrides = {name: value for name, value in overrides.items() if value is not None}
     try:
-        SearchOptions.model_validate(overrides)
-    except ValidationError as error:
+        parse_options(overrides)
+    except OptionsError as error:
         # Name the flag the user typed, not the option's field name.
-        first = error.errors()[0]
-        name = str(first["loc"][0]) if first["loc"] else ""
+        where, message = error.problems[0]
+        name = str(where[0]) if where else ""
         flag = f"--{name.replace('_', '-')}"
-        raise ConfigurationError(f"{flag} {overrides.get(name)!r}: {first['msg']}") from None
+        raise ConfigurationError(f"{flag} {overrides.get(name)!r}: {message}") from None
     return overrides

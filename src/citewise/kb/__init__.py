@@ -29,7 +29,7 @@ from citewise.kb.knowledge_base import KnowledgeBase, OnSearch
 from citewise.kb.library import Library
 from citewise.kb.models import CHAT_MODELS, make_chat_model, model_configured
 from citewise.kb.request import Resolved
-from citewise.options import ALL_SCOPE, SearchOptions, parse_options
+from citewise.options import ALL_SCOPE, OPTION_NAMES, OptionsError, SearchOptions, parse_options
 from citewise.retrieval.rerank import RERANKERS
 from citewise.retrieval.rewrite import QUERY_REWRITES
 from citewise.strategies import (
@@ -46,6 +46,7 @@ __all__ = [
     "AGENTIC",
     "AGENTIC_TOOLS",
     "ALL_SCOPE",
+    "OPTION_NAMES",
     "CHAT_MODELS",
     "DEFAULT_CHILD_CHARS",
     "DEFAULT_QUESTIONS",
@@ -66,6 +67,7 @@ __all__ = [
     "OnSearch",
     "Progress",
     "Resolved",
+    "OptionsError",
     "SearchOptions",
     "Status",
     "TextDelta",

@@ -72,6 +72,6 @@ class KBConfig:
             # The models the search stages (and qa) use; None: the server's global ones.
             "chat_model": self.defaults.chat_model,
             "reranker_dir": self.defaults.reranker_dir,
-            "retrieval": self.defaults.model_dump(),
+            "retrieval": self.defaults.as_dict(),
             "description": self.description,
         }

@@ -125,7 +125,9 @@ class Library:
         with self._embedder_lock:
             bare = self._embedders.get(name)
             if bare is None:
-                bare = self._embedders[name] = get_embedder(name)
+                bare = self._embedders[name] = get_embedder(
+                    name, prepared_dir=self.settings.models_dir
+                )
             if not cached:
                 return bare
             embedder = self._cached.get(name)

@@ -36,7 +36,7 @@ def narrowed(options: SearchOptions, documents: Sequence[Document]) -> SearchOpt
     if options.doc_ids is not None:
         allowed = set(options.doc_ids)
         found = [doc_id for doc_id in found if doc_id in allowed]
-    return options.model_copy(update={"doc_ids": tuple(found)})
+    return options.replaced(doc_ids=tuple(found))
 
 
 def parse_metadata_flags(values: Sequence[str] | None) -> dict[str, str] | None:

@@ -20,7 +20,7 @@ from citewise.kb.pending import PendingLibrary, build, pending
 from citewise.kb.request import Resolved
 from citewise.kb.routing import NEAREST, Route, route
 from citewise.models import Hit
-from citewise.options import ALL_SCOPE, SearchOptions
+from citewise.options import ALL_SCOPE, OPTION_NAMES, SearchOptions, parse_options
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -56,7 +56,7 @@ def _changed(options: SearchOptions, base: SearchOptions) -> dict[str, Any]:
     """The fields the workflow set on ``options`` over the request's ``base``."""
     return {
         name: getattr(options, name)
-        for name in SearchOptions.model_fields
+        for name in OPTION_NAMES
         if getattr(options, name) != getattr(base, name)
     }
 
@@ -198,7 +198,7 @@ class KnowledgeBases(KnowledgeBase):
     def _resolve_in(
         kb: KnowledgeBase, request: SearchOptions, changed: Mapping[str, Any]
     ) -> SearchOptions:
-        values = request.model_dump(exclude_unset=True)
+        values = request.given_values()
         if request.restricted and request.scope not in kb.scopes:
             values.pop("scope", None)  # a scope one library has limits only that one
         return kb.config.defaults.merged(values).merged(dict(changed))
@@ -330,11 +330,11 @@ def _request(options: Options, overrides: Mapping[str, Any]) -> SearchOptions:
         options = options.options
     values: dict[str, Any] = {}
     if isinstance(options, SearchOptions):
-        values.update(options.model_dump(exclude_unset=True))
+        values.update(options.given_values())
     elif options:
         values.update({k: v for k, v in options.items() if v is not None})
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return SearchOptions.model_validate(values)
+    return parse_options(values)
 
 
 class _Routed:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from citewise.config import ServiceSettings
 from citewise.errors import ConfigurationError
@@ -106,15 +105,6 @@ def rerank_cross_encoder(query: str, hits: Sequence[Hit], model: CrossEncoder) -
     return [replace(hits[i], score=scores[i]) for i in order]
 
 
-class Ranking(BaseModel):
-    """The listwise reranker's reply: passage numbers, most relevant first."""
-
-    # Built when first used (a model's structured reply), not on import: a search never does.
-    model_config = ConfigDict(defer_build=True)
-
-    order: list[int] = Field(default_factory=list)
-
-
 async def rerank_llm(query: str, hits: Sequence[Hit], model: BaseChatModel) -> list[Hit]:
     """``hits`` in the order a chat model ranks them (listwise, one call).
 
@@ -123,6 +113,8 @@ async def rerank_llm(query: str, hits: Sequence[Hit], model: BaseChatModel) -> l
     Scores become ``1/rank`` so they read as an ordering, not a calibrated relevance.
     """
     from langchain_core.messages import HumanMessage, SystemMessage
+
+    from citewise.replies import Ranking
 
     if len(hits) <= 1:
         return list(hits)

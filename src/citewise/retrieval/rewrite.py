@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from citewise.errors import ConfigurationError
-from citewise.llm import astructured, at_temperature_zero
+from citewise.llm import SchemaT, astructured, at_temperature_zero
 from citewise.registry import Registry
 
 if TYPE_CHECKING:
@@ -36,51 +34,25 @@ QUERY_REWRITES: Registry[QueryRewriter] = Registry(
 )
 
 
-class HypotheticalPassage(BaseModel):
-    """HyDE: a passage that would answer the question (its words, not its facts, matter)."""
-
-    # Built when first used (a model's structured reply), not on import: a search never does.
-    model_config = ConfigDict(defer_build=True)
-
-    passage: str
-
-
-class QueryVariants(BaseModel):
-    """Multi-query: other phrasings of the question."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    queries: list[str] = Field(default_factory=list)
-
-
-class StepBackQuestion(BaseModel):
-    """Step-back: the more general question behind the question."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    question: str
-
-
 _SYSTEM = (
     "You help a search engine over a documentation knowledge base. Write in the language of "
     "the user's question. Reply with the requested JSON only."
 )
-_ASK: dict[str, tuple[type[BaseModel], str]] = {
+# What each built-in rewrite asks the chat model (its reply's type is imported where it
+# is called: a search without a rewrite never loads pydantic).
+_ASK: dict[str, str] = {
     "hyde": (
-        HypotheticalPassage,
         "Write a short passage (2-4 sentences), in the style of technical documentation, that "
         "answers this question. It is used only to find similar passages, so plausible "
-        "wording matters more than exact facts.",
+        "wording matters more than exact facts."
     ),
     "multi_query": (
-        QueryVariants,
         f"Write up to {MAX_VARIANTS} different search queries for this question: rephrase "
-        "it, use synonyms, and split a question about several things into one query each.",
+        "it, use synonyms, and split a question about several things into one query each."
     ),
     "step_back": (
-        StepBackQuestion,
         "Write the more general, step-back question whose answer gives the background "
-        "needed for this question (for a question about one setting, ask about the feature).",
+        "needed for this question (for a question about one setting, ask about the feature)."
     ),
 }
 
@@ -107,26 +79,29 @@ async def rewrite_query(query: str, how: str, model: BaseChatModel | None) -> li
 
 async def hyde(query: str, model: BaseChatModel | None) -> list[str]:
     """``hyde``: a passage the chat model writes as the answer."""
-    reply = await _ask("hyde", query, model)
-    assert isinstance(reply, HypotheticalPassage)
+    from citewise.replies import HypotheticalPassage
+
+    reply = await _ask("hyde", HypotheticalPassage, query, model)
     return [reply.passage]
 
 
 async def multi_query(query: str, model: BaseChatModel | None) -> list[str]:
     """``multi_query``: up to ``MAX_VARIANTS`` rephrasings by the chat model."""
-    reply = await _ask("multi_query", query, model)
-    assert isinstance(reply, QueryVariants)
+    from citewise.replies import QueryVariants
+
+    reply = await _ask("multi_query", QueryVariants, query, model)
     return reply.queries
 
 
 async def step_back(query: str, model: BaseChatModel | None) -> list[str]:
     """``step_back``: the more general question behind the question."""
-    reply = await _ask("step_back", query, model)
-    assert isinstance(reply, StepBackQuestion)
+    from citewise.replies import StepBackQuestion
+
+    reply = await _ask("step_back", StepBackQuestion, query, model)
     return [reply.question]
 
 
-async def _ask(how: str, query: str, model: BaseChatModel | None) -> BaseModel:
+async def _ask(how: str, schema: type[SchemaT], query: str, model: BaseChatModel | None) -> SchemaT:
     from langchain_core.messages import HumanMessage, SystemMessage
 
     if model is None:
@@ -134,6 +109,5 @@ async def _ask(how: str, query: str, model: BaseChatModel | None) -> BaseModel:
             f"query_rewrite={how} needs a chat model: set CITEWISE_LLM_MODEL "
             "(and CITEWISE_LLM_BASE_URL) or chat_model, or use query_rewrite=off"
         )
-    schema, instruction = _ASK[how]
-    messages = [SystemMessage(_SYSTEM), HumanMessage(f"{instruction}\n\nQuestion: {query}")]
+    messages = [SystemMessage(_SYSTEM), HumanMessage(f"{_ASK[how]}\n\nQuestion: {query}")]
     return await astructured(at_temperature_zero(model), schema, messages, tags=["rewrite"])

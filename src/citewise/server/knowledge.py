@@ -31,6 +31,7 @@ from citewise.limits import check_file_size
 from citewise.server.auth import require_admin_key, require_api_key
 from citewise.server.errors import APIError, from_citewise_error
 from citewise.server.json_types import JsonTyped
+from citewise.server.request_options import RequestOptions
 from citewise.server.runtime import Runtime, runtime_of
 
 __all__ = ["router"]
@@ -51,10 +52,6 @@ EXAMPLES = 4
 MIN_PARENT_CHARS = 100
 MIN_CHILD_CHARS = 50
 MAX_QUESTIONS = 10
-
-
-class RequestOptions(SearchOptions, JsonTyped):
-    """Search options as a request sends them: each value of the JSON type the schema states."""
 
 
 class CreateKnowledgeBase(JsonTyped):
@@ -87,8 +84,7 @@ class SearchRequest(RequestOptions):
 
     def overrides(self) -> SearchOptions:
         """The options the request set (only those count as set, so the rest stay defaults)."""
-        values = self.model_dump(include=self.model_fields_set - {"query"})
-        return SearchOptions.model_validate(values)
+        return self.options()
 
 
 CRAWL_URL_PATTERN = (
@@ -162,7 +158,7 @@ def create_knowledge_base(body: CreateKnowledgeBase, request: Request) -> dict[s
         config = KBConfig(
             strategy=strategy,
             embedder=body.embedder or runtime.settings.embedder,
-            defaults=body.retrieval.merged(
+            defaults=body.retrieval.options().merged(
                 {"chat_model": body.chat_model, "reranker_dir": body.reranker_dir}
             ),
             description=body.description,
@@ -289,7 +285,7 @@ async def search(kb: str, body: SearchRequest, request: Request) -> dict[str, An
     return {
         "object": "list",
         "data": [hit.as_json() for hit in hits],
-        "options": options.model_dump(mode="json"),
+        "options": options.as_dict(json_types=True),
     }
 
 

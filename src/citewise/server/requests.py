@@ -10,22 +10,26 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
 
 from citewise.errors import ConfigurationError, KnowledgeBaseError
 from citewise.kb import (
     ALL_SCOPE,
     CHAT_MODELS,
+    OPTION_NAMES,
     QUERY_REWRITES,
     RERANKERS,
     KBConfig,
     KnowledgeBase,
+    OptionsError,
     Resolved,
     SearchOptions,
+    parse_options,
 )
 from citewise.server.errors import APIError
 from citewise.server.json_types import JsonTyped
 from citewise.server.limits import check_json_text, check_json_value
+from citewise.server.request_options import OPTIONS_SCHEMA_MODEL
 from citewise.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -135,12 +139,12 @@ def settings_schema(runtime: Runtime) -> dict[str, Any]:
     """The client settings' JSON schema and defaults: the search options, with the default
     knowledge base's own defaults, its scopes and the knowledge bases listed. Blocking."""
     defaults = runtime.defaults()
-    values: dict[str, Any] = defaults.model_dump(mode="json")
+    values: dict[str, Any] = defaults.as_dict(json_types=True)
     # No scope and ``all`` both search everything; the selector lists ``all``.
     values["scope"] = defaults.scope or ALL_SCOPE
     values[KB_SETTING] = runtime.default_name
     values[STATUS_SETTING] = False
-    schema = SearchOptions.model_json_schema()
+    schema = OPTIONS_SCHEMA_MODEL.model_json_schema()
     properties: dict[str, Any] = schema["properties"]
     for name in SERVER_ONLY:
         del properties[name], values[name]
@@ -212,19 +216,19 @@ def parse_client_settings(metadata: dict[str, str] | None) -> ClientSettings:
     show_status = values.pop(STATUS_SETTING, False)
     if not isinstance(show_status, bool):
         raise _invalid(STATUS_SETTING, "must be true or false", key)
-    settable = [name for name in SearchOptions.model_fields if name not in SERVER_ONLY]
+    settable = [name for name in OPTION_NAMES if name not in SERVER_ONLY]
     known = [*settable, KB_SETTING, STATUS_SETTING]
     for name in values:
         if name in SERVER_ONLY:
             raise _invalid(name, "is set per knowledge base on the server, not by a client", key)
-        if name not in SearchOptions.model_fields:
+        if name not in OPTION_NAMES:
             raise _invalid(name, f"unknown setting (use {', '.join(known)})", key)
     try:
-        options = SearchOptions.model_validate(values)
-    except ValidationError as error:
-        first = error.errors()[0]
-        name = str(first["loc"][0]) if first["loc"] else SETTINGS_KEY
-        raise _invalid(name, first["msg"], key) from None
+        options = parse_options(values)
+    except OptionsError as error:
+        where, message = error.problems[0]
+        name = str(where[0]) if where else SETTINGS_KEY
+        raise _invalid(name, message, key) from None
     return ClientSettings(kb, options, show_status)
 
 

@@ -7,16 +7,16 @@ usual segmenter-free approach (as in Lucene's CJKAnalyzer), and the rest of the 
 Queries that contain CJK characters use it; other queries keep the original index, so English
 BM25 scores are exactly what they were.
 
-The index holds every chunk (its row count, lengths and word postings enter the scores of
-mixed queries), but not a copy of every text: it is an external-content index over the view
-``chunks_cjk_source``, each chunk's text with its bigram form where that differs, and only
-those forms are stored (``chunks_cjk_grams``: chunks with CJK or text that NFKC changes). A
-text without CJK (nearly every English chunk) is stored once, in ``chunks``. Deleting from an
-external-content index takes the exact text that was indexed; the triggers read it from what
-is stored (the stored form, else the chunk's text), never by running ``cjk_grams`` again, so
-a later change to ``cjk_grams`` or to Python's Unicode tables cannot unbalance the index.
-Files from before (schema 4 and older: a second copy of every text) are converted when
-opened (``install``).
+The index holds only the chunks whose bigram form differs from their text (CJK, or text
+that NFKC changes: ``chunks_cjk_grams``, its external content); a chunk without CJK (nearly
+every English chunk) is indexed once, by the word index, whose tokens of it are the same.
+FTS5's own ``bm25()`` over this index would then read the wrong row count, average length and
+document frequencies, so a CJK query is scored by ``store/cjk_bm25.py`` with FTS5's formula
+and the statistics of an index of every chunk, exactly as before: the same scores, bit for
+bit. Deleting from an external-content index takes the exact text that was indexed; the
+triggers read it from what is stored, never by running ``cjk_grams`` again, so a later change
+to ``cjk_grams`` or to Python's Unicode tables cannot unbalance the index. Files from before
+(schema 5 and older: every chunk in the index) are converted when opened (``install``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ __all__ = [
     "CJK_STATEMENTS",
     "GRAMS_FUNCTION",
     "cjk_grams",
+    "cjk_phrases",
     "cjk_query",
     "has_cjk",
     "install",
@@ -43,17 +44,18 @@ log = logging.getLogger(__name__)
 
 GRAMS_FUNCTION = "citewise_cjk_grams"
 
-# The indexed form of chunk ``rid``: its stored bigram form, else its text.
-_INDEXED = "coalesce((SELECT grams FROM chunks_cjk_grams WHERE rid = {0}.rid), {0}.text)"
-# The bigram form of a new chunk, stored only where it is not the text itself.
-_STORE_FORM = (
+# The bigram form of a new chunk, stored (and indexed) only where it is not the text itself:
+# writing every chunk's text into this index too was a quarter of a build's store time
+# (benchmarks/peers.md).
+_ADD = (
     "INSERT INTO chunks_cjk_grams (rid, grams) SELECT new.rid, g FROM "
-    f"(SELECT {GRAMS_FUNCTION}(new.text) AS g) WHERE g IS NOT new.text;"
+    f"(SELECT {GRAMS_FUNCTION}(new.text) AS g) WHERE g IS NOT new.text;\n"
+    "    INSERT INTO chunks_cjk (rowid, grams) "
+    "SELECT rid, grams FROM chunks_cjk_grams WHERE rid = new.rid;"
 )
-_ADD = f"INSERT INTO chunks_cjk (rowid, grams) VALUES (new.rid, {_INDEXED.format('new')});"
 _REMOVE = (
     "INSERT INTO chunks_cjk (chunks_cjk, rowid, grams) "
-    f"VALUES ('delete', old.rid, {_INDEXED.format('old')});\n"
+    "SELECT 'delete', rid, grams FROM chunks_cjk_grams WHERE rid = old.rid;\n"
     "    DELETE FROM chunks_cjk_grams WHERE rid = old.rid;"
 )
 TRIGGERS = ("chunks_cjk_ai", "chunks_cjk_ad", "chunks_cjk_au")
@@ -61,13 +63,10 @@ TRIGGERS = ("chunks_cjk_ai", "chunks_cjk_ad", "chunks_cjk_au")
 # main index, no code path can change a chunk and leave its bigram entry behind.
 CJK_STATEMENTS = (
     "CREATE TABLE IF NOT EXISTS chunks_cjk_grams (rid INTEGER PRIMARY KEY, grams TEXT NOT NULL)",
-    "CREATE VIEW IF NOT EXISTS chunks_cjk_source (rid, grams) AS SELECT c.rid, "
-    "coalesce(g.grams, c.text) FROM chunks c LEFT JOIN chunks_cjk_grams g ON g.rid = c.rid",
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_cjk USING fts5(grams, "
-    "content='chunks_cjk_source', content_rowid='rid', "
+    "content='chunks_cjk_grams', content_rowid='rid', "
     "tokenize='porter unicode61 remove_diacritics 2')",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_ai AFTER INSERT ON chunks BEGIN
-    {_STORE_FORM}
     {_ADD}
 END""",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_ad AFTER DELETE ON chunks BEGIN
@@ -76,7 +75,6 @@ END""",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_cjk_au AFTER UPDATE OF text ON chunks
 WHEN old.text IS NOT new.text BEGIN
     {_REMOVE}
-    {_STORE_FORM}
     {_ADD}
 END""",
 )
@@ -113,7 +111,12 @@ def cjk_grams(text: str | None) -> str:
 
 
 def cjk_query(text: str, stopwords: frozenset[str]) -> str:
-    """A safe FTS5 MATCH expression over the bigram index: quoted terms joined by OR.
+    """A safe FTS5 MATCH expression over the bigram index: quoted terms joined by OR."""
+    return " OR ".join(cjk_phrases(text, stopwords))
+
+
+def cjk_phrases(text: str, stopwords: frozenset[str]) -> list[str]:
+    """The quoted terms of ``text``'s query over the bigram index, in order, each once.
 
     Non-CJK words are filtered as for the main index. A lone CJK character cannot match a
     bigram as a term, so it becomes a prefix query (``"字"*``) matching the bigrams it starts.
@@ -124,16 +127,17 @@ def cjk_query(text: str, stopwords: frozenset[str]) -> str:
             terms.append(f'"{token}"' + ("*" if len(token) == 1 else ""))
         elif token not in stopwords:
             terms.append(f'"{token}"')
-    return " OR ".join(list(dict.fromkeys(terms))[:MAX_TERMS])
+    return list(dict.fromkeys(terms))[:MAX_TERMS]
 
 
 def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection], None]) -> None:
     """Register the bigram function on ``conn``; (re)build the index if the file predates it.
 
-    A file with no bigram index (schema 1) or with one holding a copy of every text (schema
-    2 to 4) gets this one, filled from the chunks (nothing else changes: the index is made
-    from them alone, so its scores are the same). ``on_upgrade`` runs inside the upgrade
-    transaction (the store records its schema version).
+    A file with no bigram index (schema 1), one holding a copy of every text (schema 2 to 4)
+    or one holding every chunk (schema 5) gets this one, filled from the chunks (nothing
+    else changes: the index is made from them alone, and ``cjk_bm25`` scores it as the
+    index of every chunk, so the scores are the same). ``on_upgrade`` runs inside the
+    upgrade transaction (the store records its schema version).
     """
     conn.create_function(GRAMS_FUNCTION, 1, cjk_grams, deterministic=True)
     if _is_current(conn):
@@ -147,6 +151,7 @@ def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection],
             for trigger in TRIGGERS:
                 conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
             conn.execute("DROP TABLE IF EXISTS chunks_cjk")
+            conn.execute("DROP VIEW IF EXISTS chunks_cjk_source")
             for statement in CJK_STATEMENTS:
                 conn.execute(statement)
             conn.execute("DELETE FROM chunks_cjk_grams")
@@ -165,12 +170,13 @@ def install(conn: sqlite3.Connection, on_upgrade: Callable[[sqlite3.Connection],
 
 
 def _is_current(conn: sqlite3.Connection) -> bool:
-    """The file has this index: the stored forms, and no copy of every text."""
+    """The file has this index: the stored forms, no copy of every text (schema 2 to 4), no
+    view of every chunk (schema 5)."""
     names = {
         row[0]
         for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE name IN "
-            "('chunks_cjk', 'chunks_cjk_grams', 'chunks_cjk_content')"
+            "('chunks_cjk', 'chunks_cjk_grams', 'chunks_cjk_content', 'chunks_cjk_source')"
         )
     }
     return names == {"chunks_cjk", "chunks_cjk_grams"}

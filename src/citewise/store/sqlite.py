@@ -99,8 +99,14 @@ class SQLiteStore:
         *,
         ann_threshold: int | None = None,
         impacts_in_background: bool = True,
+        private: bool = False,
     ) -> None:
         self.root = Path(root)
+        # A rebuild's staging store: its files are opened by this store alone until switched
+        # in whole, and a failed build is discarded, so they are written without the WAL
+        # (each page once, not into the WAL then again into the file) and unsynced;
+        # sqlite_generations.finish turns them back into WAL files synced to disk.
+        self.private = private
         self._lock = threading.Lock()
         # (thread, kb) → the connection, the (device, inode) of the file it opened and that
         # file's real path (a rebuilt knowledge base is a link to its generation's file).
@@ -140,7 +146,7 @@ class SQLiteStore:
         path = self._path(kb)
         sqlite_generations.remove_stale(self.root, kb, path)
         folder = sqlite_generations.new_folder(self.root, kb)
-        staging = SQLiteStore(folder, ann_threshold=0)
+        staging = SQLiteStore(folder, ann_threshold=0, private=True)
         db = staging._path(kb)
         existed = self.exists(kb)
         try:
@@ -245,7 +251,11 @@ class SQLiteStore:
         )
         conn.row_factory = sqlite3.Row
         try:
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if self.private:
+                conn.execute("PRAGMA journal_mode=MEMORY")
+                conn.execute("PRAGMA synchronous=OFF")
+            else:
+                conn.execute("PRAGMA synchronous=NORMAL")
             _check_schema(conn, kb)
         except KnowledgeBaseError:
             conn.close()

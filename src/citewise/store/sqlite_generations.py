@@ -92,10 +92,13 @@ def _fsync(path: Path) -> None:
 
 
 def finish(conn: sqlite3.Connection, db: Path, kb: str) -> None:
-    """Make the newly written ``db`` complete on its own: every page checkpointed out of the
-    WAL into the file (then empty), the file and its folder synced to disk."""
+    """Make the newly written ``db`` complete on its own: a WAL file again (its staging store
+    wrote it without one), every page checkpointed out of the WAL into the file (then
+    empty), the file and its folder synced to disk."""
     try:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy = busy or mode != "wal"
     except sqlite3.Error as error:
         raise StorageError(
             f"the new index of {kb!r} could not be written ({error}: is the disk full?); "

@@ -32,13 +32,22 @@ from citewise.memory import release_free_memory
 from citewise.store.sqlite_impact_matrix import ImpactIndex, build
 from citewise.store.sqlite_schema import C_CHUNK_COLUMNS, text_generation
 
-__all__ = ["ImpactCache", "ImpactIndex", "build", "load_or_build", "remove_files", "tokens"]
+__all__ = [
+    "ImpactCache",
+    "ImpactIndex",
+    "build",
+    "load_or_build",
+    "remove_files",
+    "scored_rows",
+    "tokens",
+]
 
 MAX_K = 10_000  # three bound parameters a row, under SQLite's 32766
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # chunks_fts's, see sqlite_schema.SCHEMA
 
 
-_ARRAYS = ("indptr", "positions", "impacts", "rids")
+# A folder saved before ``lengths`` existed does not load: its generation is built again.
+_ARRAYS = ("indptr", "positions", "impacts", "rids", "lengths")
 
 
 def folder(db: Path) -> Path:
@@ -68,6 +77,11 @@ def _load(target: Path, generation: str) -> ImpactIndex | None:
         terms = json.loads((target / "terms.json").read_text())
         mapped = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
     except (OSError, ValueError):
+        if (target / "terms.json").is_file():
+            # Saved whole (terms.json comes last) but not readable now: an older citewise's
+            # arrays (no ``lengths``), or a folder being deleted. Removed, so this
+            # generation's new matrix can be saved in its place.
+            shutil.rmtree(target, ignore_errors=True)
         return None
     # Plain ndarray views of the maps (still memory-mapped, nothing copied): numpy's memmap
     # subclass runs Python code on every slice, a third of a query's scoring time.
@@ -294,7 +308,11 @@ def impact_rows(
         if len(split) != 1:
             return None  # FTS5 reads "a b" as a phrase
         single.append(split[0])
-    found = index.top(single, k)
+    return scored_rows(conn, index.top(single, k))
+
+
+def scored_rows(conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[sqlite3.Row]:
+    """Rows of ``score`` and the chunk columns for (rid, score) pairs, in their order."""
     if not found:
         return []
     # Bound as parameters (not JSON text), so each score reaches the row bit for bit.

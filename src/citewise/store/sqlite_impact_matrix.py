@@ -32,6 +32,18 @@ class ImpactIndex:
     positions: npt.NDArray[np.int32]  # into ``rids``
     impacts: npt.NDArray[np.float64]
     rids: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.float64]  # each chunk's token count, by position in ``rids``
+
+    def postings(
+        self, term: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The chunks holding ``term`` (a token), ascending: rowids, impacts, lengths."""
+        row = self.terms.get(term)
+        if row is None:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        lo, hi = int(self.indptr[row]), int(self.indptr[row + 1])
+        at = self.positions[lo:hi]
+        return self.rids[at], np.asarray(self.impacts[lo:hi]), self.lengths[at]
 
     def top(self, terms: list[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (rid, score) for an OR of single-token terms; ties by rid."""
@@ -106,8 +118,9 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
     if not t_parts:
         empty = np.zeros(0, dtype=np.int64)
         return ImpactIndex(
-            generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty
-        )
+            generation, {}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), empty,
+            np.zeros(0),
+        )  # fmt: skip
     # The chunks, sorted (np.unique of every posting's chunk, from the parts' few).
     rids = np.unique(np.concatenate([np.unique(part) for part in d_parts]))
     # One list joined at a time, each freed as it is: never all the parts and all the
@@ -146,7 +159,9 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
         )
     indptr = np.zeros(len(term_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(p_term, minlength=len(term_ids)), out=indptr[1:])
-    return ImpactIndex(generation, term_ids, indptr, p_pos, impacts, rids)
+    # Kept: CJK queries read a chunk's length here (store/cjk_bm25.py).
+    kept = np.asarray(lengths, dtype=np.float64)
+    return ImpactIndex(generation, term_ids, indptr, p_pos, impacts, rids, kept)
 
 
 _BATCH = 1 << 14

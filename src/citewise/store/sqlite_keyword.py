@@ -14,10 +14,14 @@ import logging
 import sqlite3
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from citewise.models import SearchFilter
 from citewise.store import cjk
+from citewise.store.cjk_bm25 import cjk_scores
 from citewise.store.identifiers import identifier_query
-from citewise.store.sqlite_impact import ImpactIndex, impact_rows
+from citewise.store.sqlite_impact import MAX_K, ImpactIndex, impact_rows, scored_rows
 from citewise.store.sqlite_schema import (
     C_CHUNK_COLUMNS,
     CHUNK_COLUMNS,
@@ -77,13 +81,6 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
     return row is not None
 
 
-def _words_sql(text: str) -> tuple[str, str]:
-    """The word (or CJK bigram) index to search and its MATCH expression ("" if none)."""
-    if cjk.has_cjk(text):
-        return "chunks_cjk", cjk.cjk_query(text, STOPWORDS)
-    return "chunks_fts", fts_query(text)
-
-
 def keyword_rows(
     conn: sqlite3.Connection,
     text: str,
@@ -95,14 +92,43 @@ def keyword_rows(
 
     ``impacts`` gives the precomputed BM25 matrix (``store/sqlite_impact.py``), which answers
     a plain word query without filters with FTS5's scores, faster; the rest is FTS5's (and
-    everything while the matrix is being built).
+    everything while the matrix is being built). A query with CJK is scored over the bigram
+    index by ``cjk_bm25`` (FTS5's formula, with the statistics of every chunk).
     """
-    table, match = _words_sql(text)
     idents = identifier_query(text)
-    if k <= 0 or not (match or idents):
+    if k <= 0:
         return []
     where, params = filter_sql(filter)
-    if impacts is not None and table == "chunks_fts" and not idents and not where:
+    if cjk.has_cjk(text):
+        phrases = cjk.cjk_phrases(text, STOPWORDS)
+        if not (phrases or idents):
+            return []
+        rids, scores = cjk_scores(conn, phrases, impacts() if impacts is not None else None)
+        if not idents and not where and k <= MAX_K:
+            return scored_rows(conn, _top(rids, scores, k))
+        # The scores as a table the statements below read where FTS5's bm25() was.
+        conn.execute(_CJK_TABLE)
+        conn.execute("DELETE FROM temp.citewise_cjk_scores")
+        try:
+            conn.executemany(
+                "INSERT INTO temp.citewise_cjk_scores VALUES (?, ?)",
+                zip(rids.tolist(), scores.tolist(), strict=True),
+            )
+            if idents:
+                return _tiered(conn, _CJK_WORDS, [], idents, where, params, k)
+            return conn.execute(
+                f"SELECT w.s AS score, {C_CHUNK_COLUMNS} FROM temp.citewise_cjk_scores w "
+                f"JOIN chunks c ON c.rid = w.rid "
+                f"{'WHERE ' + ' AND '.join(where) if where else ''} "
+                "ORDER BY w.s DESC, w.rid LIMIT ?",
+                (*params, k),
+            ).fetchall()
+        finally:
+            conn.execute("DELETE FROM temp.citewise_cjk_scores")
+    match = fts_query(text)
+    if not (match or idents):
+        return []
+    if impacts is not None and not idents and not where:
         index = impacts()
         rows = impact_rows(index, conn, query_terms(text), k) if index is not None else None
         if rows is not None:
@@ -113,28 +139,53 @@ def keyword_rows(
         # go by rowid in both forms, so both give the same rows in the same order.
         return conn.execute(
             f"SELECT t.score, {C_CHUNK_COLUMNS} FROM ("
-            f"SELECT rowid AS rid, -bm25({table}) AS score FROM {table} "
-            f"WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?"
-            f") t JOIN chunks c ON c.rid = t.rid ORDER BY t.score DESC, t.rid",
+            "SELECT rowid AS rid, -bm25(chunks_fts) AS score FROM chunks_fts "
+            "WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?"
+            ") t JOIN chunks c ON c.rid = t.rid ORDER BY t.score DESC, t.rid",
             (match, k),
         ).fetchall()
     if not idents:
         # FTS5's bm25() is negated BM25 (more negative = more relevant, so ORDER BY works
         # ascending); flip the sign so every ranker in citewise reads "higher is better".
         return conn.execute(
-            f"SELECT -bm25({table}) AS score, {C_CHUNK_COLUMNS} "
-            f"FROM {table} JOIN chunks c ON c.rid = {table}.rowid "
-            f"WHERE {' AND '.join([f'{table} MATCH ?', *where])} "
-            f"ORDER BY bm25({table}), {table}.rowid LIMIT ?",
+            f"SELECT -bm25(chunks_fts) AS score, {C_CHUNK_COLUMNS} "
+            f"FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid "
+            f"WHERE {' AND '.join(['chunks_fts MATCH ?', *where])} "
+            f"ORDER BY bm25(chunks_fts), chunks_fts.rowid LIMIT ?",
             (match, *params, k),
         ).fetchall()
+    if not match:
+        return _tiered(conn, _NO_WORDS, [], idents, where, params, k)
+    words = "SELECT rowid AS rid, -bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+    return _tiered(conn, words, [match], idents, where, params, k)
+
+
+_CJK_TABLE = "CREATE TEMP TABLE IF NOT EXISTS citewise_cjk_scores (rid INTEGER PRIMARY KEY, s REAL)"
+_CJK_WORDS = "SELECT rid, s FROM temp.citewise_cjk_scores"
+_NO_WORDS = "SELECT NULL AS rid, 0.0 AS s WHERE 0"
+
+
+def _top(
+    rids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` best (rid, score), ties by rid (FTS5's ORDER BY bm25, rowid)."""
+    order = np.lexsort((rids, -scores))[:k]
+    return list(zip(rids[order].tolist(), scores[order].tolist(), strict=True))
+
+
+def _tiered(
+    conn: sqlite3.Connection,
+    words: str,
+    words_params: list[str],
+    idents: list[str],
+    where: list[str],
+    params: list[object],
+    k: int,
+) -> list[sqlite3.Row]:
+    """The top ``k`` of a query naming identifiers: ``words`` gives each chunk's word (or
+    bigram) score ``s``, the identifier index the tiers (``identifiers.tier_scores``)."""
     # One identifier per MATCH: each chunk's count of the query's identifiers sets its tier,
     # and the sum of the single-term scores is the OR query's BM25.
-    words = (
-        f"SELECT rowid AS rid, -bm25({table}) AS s FROM {table} WHERE {table} MATCH ?"
-        if match
-        else "SELECT NULL AS rid, 0.0 AS s WHERE 0"
-    )
     one_ident = "SELECT rowid AS rid, -bm25(chunks_ident) AS s FROM chunks_ident " + (
         "WHERE chunks_ident MATCH ?"
     )
@@ -153,4 +204,4 @@ hits AS (
 SELECT w + i + m * t AS score, {CHUNK_COLUMNS}
 FROM kept, top ORDER BY score DESC, rid LIMIT ?"""
     quoted = [f'"{term}"' for term in idents]
-    return conn.execute(sql, ([match] if match else []) + quoted + params + [k]).fetchall()
+    return conn.execute(sql, [*words_params, *quoted, *params, k]).fetchall()

@@ -18,9 +18,10 @@ from citewise.store.text import query_terms
 
 # 2 added the CJK bigram index (chunks_cjk), 3 the identifier index (chunks_ident), 4 the
 # documents' metadata, 5 made the bigram index external-content (no second copy of every
-# text: store/cjk.py); an older file gains what it lacks when first opened
-# (sqlite_keyword.install, doc_metadata.install).
-SCHEMA_VERSION = "5"
+# text: store/cjk.py), 6 keeps in it only the chunks whose bigram form is not their text
+# (store/cjk_bm25.py scores it as an index of every chunk); an older file gains what it
+# lacks when first opened (sqlite_keyword.install, doc_metadata.install).
+SCHEMA_VERSION = "6"
 IDENT_FUNCTION = "citewise_identifiers"
 # Triggers call identifier_text() (registered on every connection), so no code path can
 # change a chunk and leave its identifier entry behind. The anchor counts: an API entry is
