@@ -195,6 +195,12 @@ class CachedEmbedder:
                 out[missing[text]] = vector
         return out
 
+    def cached_documents(self, texts: Sequence[str]) -> tuple[Vectors, npt.NDArray[np.bool_]]:
+        """The cached vectors of ``texts`` (one row each) and which rows were cached; nothing
+        is embedded. Rows not cached are undefined."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        return out, self.cache.read_into(self.model_id, texts, out)
+
     def embed_query(self, text: str) -> Vectors:
         return self.inner.embed_query(text)
 
