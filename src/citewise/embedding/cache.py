@@ -7,7 +7,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -70,10 +70,11 @@ class EmbeddingCache:
         """Cached vectors by position in ``texts``; positions not cached are absent."""
         positions = _positions(texts)
         found: dict[int, Vectors] = {}
-        for digest, _, blob in self._rows(model_id, positions):
-            vector = np.frombuffer(blob, dtype=np.float32)
-            for i in positions[digest]:
-                found[i] = vector.copy()
+        for rows in self._parts(model_id, positions):
+            for digest, _, blob in rows:
+                vector = np.frombuffer(blob, dtype=np.float32)
+                for i in positions[digest]:
+                    found[i] = vector.copy()
         return found
 
     def read_into(self, model_id: str, texts: Sequence[str], out: Vectors) -> npt.NDArray[np.bool_]:
@@ -81,47 +82,43 @@ class EmbeddingCache:
         per text) where there is one of ``out``'s width; return which rows were (bools)."""
         positions = _positions(texts)
         dim = out.shape[1]
-        rows: list[int] = []
-        blobs: list[bytes] = []
-        repeated: list[list[int]] = []
-        for digest, row_dim, blob in self._rows(model_id, positions):
-            if row_dim == dim:  # another size: the id was reused for a different model
-                at = positions[digest]
-                rows.append(at[0])
-                blobs.append(blob)
-                if len(at) > 1:
-                    repeated.append(at)
         found = np.zeros(len(texts), dtype=bool)
-        if rows:
-            # One copy of every blob instead of an array per row (10,588 on SciFact).
-            out[rows] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
-            found[rows] = True
-            for at in repeated:
-                out[at[1:]] = out[at[0]]
-                found[at[1:]] = True
+        for rows in self._parts(model_id, positions):
+            # Another size: the id was reused for a different model (a miss).
+            fits = [(positions[digest], blob) for digest, size, blob in rows if size == dim]
+            if not fits:
+                continue
+            first = [at[0] for at, _ in fits]
+            # One copy of a statement's blobs, not an array per row (10,588 on SciFact),
+            # and a statement's at a time: a build's whole would be one more copy of them.
+            joined = b"".join(blob for _, blob in fits)
+            out[first] = np.frombuffer(joined, dtype=np.float32).reshape(-1, dim)
+            found[first] = True
+            for at, _ in fits:
+                if len(at) > 1:  # the same text more than once
+                    out[at[1:]] = out[at[0]]
+                    found[at[1:]] = True
         return found
 
-    def _rows(
-        self, model_id: str, positions: dict[bytes, list[int]]
-    ) -> list[tuple[bytes, int, bytes]]:
-        """The cached rows of ``positions``' digests: (digest, dim, blob), whole rows only."""
-        found: list[tuple[bytes, int, bytes]] = []
+    def _parts(
+        self, model_id: str, positions: Mapping[bytes, list[int]]
+    ) -> Iterator[list[tuple[bytes, int, bytes]]]:
+        """The cached rows of ``positions``' digests, (digest, dim, blob), one statement's
+        at a time; whole rows only."""
         # In key order: neighbouring keys share the table's pages, so each page is read once
         # rather than once per key (SciFact's windows: about half the CPU of a random order).
         keys = sorted(positions)
-        with self._lock:
-            for start in range(0, len(keys), _QUERY_CHUNK):
-                part = keys[start : start + _QUERY_CHUNK]
-                marks = ",".join("?" * len(part))
+        for start in range(0, len(keys), _QUERY_CHUNK):
+            part = keys[start : start + _QUERY_CHUNK]
+            marks = ",".join("?" * len(part))
+            with self._lock:
                 rows = self._db.execute(
                     "SELECT text_sha256, dim, vector FROM embeddings "
                     f"WHERE model_id = ? AND text_sha256 IN ({marks})",
                     [model_id, *part],
                 ).fetchall()
-                for digest, dim, blob in rows:
-                    if len(blob) == 4 * dim:  # a truncated row is a miss, not a crash
-                        found.append((bytes(digest), dim, blob))
-        return found
+            # A truncated row is a miss, not a crash.
+            yield [(bytes(key), dim, blob) for key, dim, blob in rows if len(blob) == 4 * dim]
 
     def put_many(self, model_id: str, texts: Sequence[str], vectors: Vectors) -> None:
         """Store ``vectors[i]`` for ``texts[i]`` (replacing what was there)."""
