@@ -144,3 +144,32 @@ def test_uses_wal_and_works_across_threads(cache: EmbeddingCache) -> None:
         thread.join()
     assert errors == []
     assert cache.count() == 81
+
+
+def test_read_into_fills_found_rows_only(cache: EmbeddingCache) -> None:
+    # Repeated texts, a miss, a row of another width and a truncated row, across statements.
+    texts = [f"text {i}" for i in range(1_200)]
+    vectors = HashEmbedder().embed_documents(texts)
+    cache.put_many("m", texts, vectors)
+    cache.put_many("m", ["wide"], np.ones((1, 32), dtype=np.float32))
+    with cache._lock, cache._db:
+        cache._db.execute(
+            "INSERT OR REPLACE INTO embeddings VALUES ('m', ?, 16, ?)",
+            (hashlib.sha256(b"cut").digest(), b"\0" * 20),
+        )
+    asked = ["text 7", "missing", "text 1199", "wide", "text 7", "cut", *texts[::-1]]
+    out = np.full((len(asked), 16), -9.0, dtype=np.float32)
+
+    found = cache.read_into("m", asked, out)
+
+    assert found.tolist() == [True, False, True, False, True, False] + [True] * len(texts)
+    expected = {t: v for t, v in zip(texts, vectors, strict=True)}
+    for text, row, hit in zip(asked, out, found, strict=True):
+        if hit:
+            assert row.tobytes() == expected[text].tobytes()
+        else:
+            assert (row == -9.0).all()
+    # get_many agrees on what is cached (it also returns rows of another width).
+    many = cache.get_many("m", asked)
+    assert sorted(many) == [0, 2, 3, 4, *range(6, len(asked))]
+    assert many[3].shape == (32,)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from citewise.config import Settings
-from citewise.embedding import get_embedder
+from citewise.embedding import CachedEmbedder, EmbeddingCache, get_embedder
 from citewise.embedding.base import Embedder, Vectors
 from citewise.errors import EmbeddingError, KnowledgeBaseError
 from citewise.kb import KnowledgeBase
@@ -119,3 +119,31 @@ def test_other_embedder_is_refused(tmp_path: Path, settings: Settings, minilm: E
 def test_unknown_knowledge_base_is_a_clear_error(settings: Settings) -> None:
     with pytest.raises(KnowledgeBaseError, match="unknown knowledge base 'nope'"):
         KnowledgeBase("nope", settings=settings).search("anything")
+
+
+def test_vectors_read_from_the_cache_rank_as_embedded_ones(
+    tmp_path: Path, settings: Settings, minilm: Embedder
+) -> None:
+    # A build reads every cached window in one pass; a chunk with a window missing is
+    # embedded with its batch. Either way the knowledge base ranks as one built by the model.
+    docs = tmp_path / "docs"
+    write_docs(docs)
+    counting = CountingEmbedder(minilm)
+    with EmbeddingCache(tmp_path / "cache.sqlite") as cache:
+        cached = CachedEmbedder(counting, cache)
+        KnowledgeBase("first", settings=settings, embedder=cached).index_folder(docs, site_url=SITE)
+        embedded = counting.passages
+        (docs / "extra.md").write_text("# Extra\n\nA page the cache has not seen yet.\n")
+        kb = KnowledgeBase("second", settings=settings, embedder=cached)
+        report = kb.index_folder(docs, site_url=SITE)
+        assert report.chunks_embedded == 6 and report.windows_embedded == 6
+        assert counting.passages == embedded + 1  # the new page's window alone
+        third = KnowledgeBase("third", settings=settings, embedder=cached)
+        assert third.index_folder(docs, site_url=SITE).windows_embedded == 6
+        assert counting.passages == embedded + 1  # all read from the cache
+        plain = KnowledgeBase("plain", settings=settings, embedder=minilm)
+        plain.index_folder(docs, site_url=SITE)
+        for query in ("rotate API keys", "upgrade with pip", "a page not seen"):
+            want = [(h.chunk.chunk_id, h.score) for h in plain.search(query, top_k=10)]
+            assert [(h.chunk.chunk_id, h.score) for h in kb.search(query, top_k=10)] == want
+            assert [(h.chunk.chunk_id, h.score) for h in third.search(query, top_k=10)] == want

@@ -22,8 +22,14 @@ def chunk_values(c: Chunk) -> tuple[Any, ...]:
     """The row values of ``c``, in :data:`CHUNK_FIELDS` order."""
     return (
         c.chunk_id, c.doc_id, c.position, c.section_index, c.text, c.title,
-        json.dumps(list(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
+        _heading_json(tuple(c.heading_path)), c.anchor, c.url, c.page, c.scope, c.page_number,
     )  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def _heading_json(path: tuple[str, ...]) -> str:
+    # A document's chunks share a few heading paths: each is encoded once, not per chunk.
+    return json.dumps(list(path))
 
 
 def chunk_from_values(values: Sequence[Any]) -> Chunk:
