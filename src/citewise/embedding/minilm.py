@@ -159,7 +159,10 @@ class _LoadedModel:
 # a session holds the weights and its memory arena (~100 MB after a batch), and every
 # knowledge base, library and test builds its own embedder. Sessions and tokenizers are
 # safe to call from several threads at once. The tokenizers depend on the vocabulary only.
-_models: dict[tuple[str, bool, str], _LoadedModel] = {}
+# ``prepared`` (where the graph is kept between processes) is not part of the key: the same
+# model gives the same session, so a process that opens several homes (a server's libraries,
+# a test suite) shares one; keyed by it, the test suite held a session per test's home (9 GB).
+_models: dict[tuple[str, bool], _LoadedModel] = {}
 _tokenizers: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
@@ -167,7 +170,7 @@ _models_lock = threading.Lock()
 def _loaded_model(
     model_path: Path | None, int8_compute: bool, prepared: Path | None = None
 ) -> _LoadedModel:
-    key = (str(model_path or ""), int8_compute, str(prepared or ""))
+    key = (str(model_path or ""), int8_compute)
     with _models_lock:
         model = _models.get(key)
         if model is None:
