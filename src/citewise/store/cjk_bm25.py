@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from citewise.store.cjk import has_cjk
 from citewise.store.sqlite_impact import tokens
-from citewise.store.sqlite_impact_matrix import IDF_FLOOR, K1, B, ImpactIndex
+from citewise.store.sqlite_impact_matrix import IDF_FLOOR, K1, B, ImpactIndex, term_scores
 from citewise.store.sqlite_schema import text_generation
 
 __all__ = ["cjk_scores"]
@@ -150,12 +150,9 @@ def _matches(conn: sqlite3.Connection, table: str, phrase: str, rows: int, total
     rids = np.array(rid_col, dtype=np.int64)
     score = np.array(score_col, dtype=np.float64)
     length = _sizes(size_col)
-    freq = _frequencies(score, length, _idf(rows, n), total / rows)
-    if freq is None:  # never seen: FTS5's score is this expression of an integer
+    freq, exact = _frequencies(score, length, _idf(rows, n), total / rows)
+    if not exact:  # never seen: FTS5's score is this expression of an integer
         log.warning("a CJK phrase frequency did not reproduce FTS5's score (%s)", table)
-        ratio = score / _idf(rows, n)
-        norm = K1 * (1 - B + B * length / (total / rows))
-        freq = np.rint(ratio * norm / (K1 + 1.0 - ratio))
     return _Matches(rids, freq, length)
 
 
@@ -172,19 +169,18 @@ def _indexed_matches(index: ImpactIndex, phrase: str, rows: int, total: int) -> 
     rids, score, length = index.postings(split[0])
     if not len(rids):
         return _Matches(rids, score, length)
-    freq = _frequencies(score, length, _idf(rows, len(rids)), total / rows)
-    return None if freq is None else _Matches(rids, freq, length)
+    freq, exact = _frequencies(score, length, _idf(rows, len(rids)), total / rows)
+    return _Matches(rids, freq, length) if exact else None
 
 
-def _frequencies(score: _Floats, length: _Floats, idf: float, avgdl: float) -> _Floats | None:
-    """Each chunk's frequency of a phrase from FTS5's score of it alone (None: not exact)."""
+def _frequencies(score: _Floats, length: _Floats, idf: float, avgdl: float) -> tuple[_Floats, bool]:
+    """Each chunk's frequency of a phrase from FTS5's score of it alone, and whether those
+    frequencies give the scores back exactly."""
     norm = K1 * (1 - B + B * length / avgdl)
     # score = idf * f(k1 + 1) / (f + norm), solved for f, an integer.
     ratio = score / idf
     freq: _Floats = np.rint(ratio * norm / (K1 + 1.0 - ratio))
-    if not np.array_equal(idf * ((freq * (K1 + 1.0)) / (freq + norm)), score):
-        return None
-    return freq
+    return freq, bool(np.array_equal(term_scores(idf, freq, length, avgdl), score))
 
 
 def cjk_scores(
@@ -221,5 +217,5 @@ def cjk_scores(
         # fts5Bm25Function's expression, added phrase by phrase in query order from 0.0
         # (a phrase a chunk lacks adds 0.0 there, which changes no sum).
         at = np.searchsorted(every, rids)
-        score[at] += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+        score[at] += term_scores(idf, freq, length, avgdl)
     return every, score

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["B", "IDF_FLOOR", "K1", "ImpactIndex", "build"]
+__all__ = ["B", "IDF_FLOOR", "K1", "ImpactIndex", "build", "term_scores"]
 
 K1 = 1.2
 B = 0.75
@@ -79,6 +79,20 @@ class ImpactIndex:
             return cand, dense[cand]
         cand, inverse = np.unique(pos, return_inverse=True)
         return cand, np.bincount(inverse, weights=val, minlength=len(cand))
+
+
+def term_scores(
+    idf: float | npt.NDArray[np.float64],
+    tf: npt.NDArray[np.float64],
+    length: npt.NDArray[Any],
+    avgdl: float,
+) -> npt.NDArray[np.float64]:
+    """One term's BM25 score in each chunk that has it ``tf`` times: fts5Bm25Function's
+    expression in its order, so each float is FTS5's bit for bit."""
+    result: npt.NDArray[np.float64] = idf * (
+        (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / avgdl))
+    )
+    return result
 
 
 def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
@@ -149,14 +163,12 @@ def build(conn: sqlite3.Connection, generation: str) -> ImpactIndex:
     idf = np.fromiter((math.log(r) if r > 0 else 0.0 for r in ratio), np.float64, len(ratio))
     idf[idf <= 0.0] = IDF_FLOOR
     impacts = np.empty(len(p_term), dtype=np.float64)
-    # The same expression, in the same order, as fts5Bm25Function; in slices, so its
-    # temporaries stay small (each element is computed exactly as in one pass).
+    # In slices, so the temporaries stay small (each element is computed exactly as in one
+    # pass).
     for lo in range(0, len(p_term), _BATCH):
         hi = lo + _BATCH
         tf = freq[lo:hi].astype(np.float64)
-        impacts[lo:hi] = idf[p_term[lo:hi]] * (
-            (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[p_pos[lo:hi]] / avgdl))
-        )
+        impacts[lo:hi] = term_scores(idf[p_term[lo:hi]], tf, lengths[p_pos[lo:hi]], avgdl)
     indptr = np.zeros(len(term_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(p_term, minlength=len(term_ids)), out=indptr[1:])
     # Kept: CJK queries read a chunk's length here (store/cjk_bm25.py).
