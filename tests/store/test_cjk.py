@@ -6,13 +6,14 @@ That CJK queries find CJK chunks is in the contract suite; this file checks how 
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from citewise.store import SQLiteStore
-from citewise.store.cjk import cjk_grams, cjk_query
+from citewise.store.cjk import _CJK_RUN, _bigrams, cjk_grams, cjk_query
 from citewise.store.sqlite import SQLiteKB, fts_query
 from citewise.store.sqlite_schema import SCHEMA_VERSION
 from citewise.store.text import STOPWORDS
@@ -34,6 +35,26 @@ def kb(tmp_path: Path) -> Iterator[SQLiteKB]:
 def test_grams_are_overlapping_bigrams_of_cjk_runs_only() -> None:
     assert cjk_grams("向量检索 works，好") == " 向量 量检 检索  works, 好 "
     assert cjk_grams("plain English") == "plain English"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ascii",
+        "café naïve Ωmega ±5 µm",  # non-ASCII, its own NFKC form, no CJK: returned as is
+        "ﬁnancial Ｃａｎｃｅｒ ①",  # non-ASCII that NFKC changes
+        "検索 results",
+        "〈bracket〉 ～ wave",  # wide but not CJK: punctuation at U+3000-303F, full-width forms
+        "\U00020000 extension B",
+        "é\u0301 combining",
+        "",
+    ],
+)
+def test_grams_quick_checks_give_what_normalizing_gives(text: str) -> None:
+    # The reference: NFKC then every CJK run as bigrams, with no shortcut.
+    normal = unicodedata.normalize("NFKC", text)
+    expected = _CJK_RUN.sub(lambda m: f" {' '.join(_bigrams(m.group()))} ", normal)
+    assert cjk_grams(text) == expected
 
 
 def test_query_quotes_terms_and_prefixes_single_characters() -> None:

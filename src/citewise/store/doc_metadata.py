@@ -37,6 +37,8 @@ def metadata_pairs(values: Mapping[str, object] | None) -> tuple[tuple[str, str]
 
 
 def metadata_json(pairs: tuple[tuple[str, str], ...]) -> str:
+    if not pairs:  # most documents: no encoder made for nothing
+        return "{}"
     return json.dumps(dict(pairs), ensure_ascii=False, separators=(",", ":"))
 
 

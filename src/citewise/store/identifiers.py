@@ -195,18 +195,21 @@ def document_identifiers(text: str, anchor: str = "") -> list[str]:
     previous = ""
     normal = _normalized(text)
     for line in normal.splitlines() if _may_hold_term(normal) else ():
-        if _FENCE.match(line):
+        if ("`" in line or "~" in line) and _FENCE.match(line):
             in_code = not in_code
             continue
-        # A line that starts a block may define; a wrapped line of a paragraph never does.
-        starts_block = not previous.strip() or _BLOCK.match(line) is not None
+        # Where a line may define is read only for the lines holding a term (few of them).
+        found = _matches(line)
+        if found:
+            # A line that starts a block may define; a wrapped line of a paragraph never does.
+            starts_block = not previous.strip() or _BLOCK.match(line) is not None
+            lead = _LEAD.match(line) if starts_block and not in_code else None
+            first = lead.end() if lead else -1
+            for start, end, terms in found:
+                # ``NAME=value`` shows a value, it does not define the name.
+                out += _weighted(terms, start == first and not line.startswith("=", end))
         previous = line
-        lead = _LEAD.match(line) if starts_block and not in_code else None
-        first = lead.end() if lead else -1
-        for start, end, terms in _matches(line):
-            # ``NAME=value`` shows a value, it does not define the name.
-            out += _weighted(terms, start == first and not line.startswith("=", end))
-    for _, terms in _line_terms(anchor):
+    for _, terms in _line_terms(anchor) if anchor else ():
         last = terms[-1][0].rsplit(".", 1)[-1] if "." in terms[-1][0] else ""
         if last and not _is_compound(last) and not last.startswith("-"):
             terms = [*terms, (last + "()", True)]

@@ -406,15 +406,17 @@ class SQLiteStore:
             ],
         )  # fmt: skip
         # Triggers drop the deleted chunks' BM25 entries and vectors (sqlite_schema.py). A
-        # chunk id names its document, so a kept id is kept where it is.
-        conn.execute(
-            "DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?)) "
-            "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
-            (
-                json.dumps([u.document.doc_id for u in updates]),
-                json.dumps([c.chunk_id for u in updates for c in u.chunks]),
-            ),
-        )
+        # chunk id names its document, so a kept id is kept where it is. Nothing to drop in
+        # an empty knowledge base (a build): no list of every chunk id sent for nothing.
+        if stored:
+            conn.execute(
+                "DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?)) "
+                "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
+                (
+                    json.dumps([u.document.doc_id for u in updates]),
+                    json.dumps([c.chunk_id for u in updates for c in u.chunks]),
+                ),
+            )
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
         # One statement for all chunks (see sqlite_schema.STAGE_CHUNKS).
         # The staging table is in the transaction: a failed apply rolls its rows back too.
@@ -434,7 +436,9 @@ class SQLiteStore:
     ) -> None:
         if not vectors:
             return
-        conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
+        # No vector to replace when there are none (a build): no statement per chunk.
+        if conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None:
+            conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
         rows = [
             (chunk_id, i, w.tobytes())
             for chunk_id, v in vectors.items()
