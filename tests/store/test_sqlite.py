@@ -16,6 +16,7 @@ from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
 from citewise.store import sqlite as sqlite_module
 from citewise.store.cjk import cjk_grams
 from citewise.store.sqlite import SQLiteKB
+from citewise.store.sqlite_schema import chunk_rows_per_statement
 from tests.store.support import (
     BASE,
     BASE_IDS,
@@ -261,10 +262,30 @@ def test_keyword_top_k_unfiltered_equals_the_joined_form_ties_included(store: SQ
         assert len(plain) == min(k, 24)
 
 
+def test_an_apply_keeps_within_the_sqlite_builds_parameter_limit(store: SQLiteStore) -> None:
+    kb = store.create("kb")
+    conn = store._conn("kb")
+    # 30 parameters: two chunks a statement (a build of SQLite before 3.32 allows 999).
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 30)
+    assert chunk_rows_per_statement(conn, 1000) == 2
+    kb.apply([update("one", ["alpha widget", "beta widget", "gamma widget"])])
+    kb.apply([update("two", ["delta widget", "epsilon widget"])])
+    assert [c.text for c, _ in kb.keyword("widget", 10)] != []
+    with store._read("kb") as read:
+        texts = [row[0] for row in read.execute("SELECT text FROM chunks ORDER BY rid")]
+    assert texts == [
+        "alpha widget",
+        "beta widget",
+        "gamma widget",
+        "delta widget",
+        "epsilon widget",
+    ]
+
+
 def test_an_apply_writes_its_chunks_in_batches_in_order(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "_STAGED_BATCH", 2)
+    monkeypatch.setattr(sqlite_module, "_CHUNKS_PER_STATEMENT", 2)
     kb = store.create("kb")
     updates = [
         update("one", ["alpha widget", "beta widget", "gamma widget"]),

@@ -42,15 +42,14 @@ from citewise.store.sqlite_schema import (
     DIM_KEY,
     GENERATION_KEY,
     SCHEMA_VERSION,
-    STAGE_CHUNK,
-    STAGE_CHUNKS,
-    UPSERT_STAGED,
     bump_text_generation,
+    chunk_rows_per_statement,
     create_database,
     fts_query,
     is_storage_failure,
     row_to_chunk,
     text_generation,
+    upsert_chunks,
 )
 
 if TYPE_CHECKING:
@@ -418,15 +417,12 @@ class SQLiteStore:
                 ),
             )
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
-        # One statement for all chunks (see sqlite_schema.STAGE_CHUNKS).
-        # The staging table is in the transaction: a failed apply rolls its rows back too.
-        # Batches bound its size (a temporary file) for a large apply.
-        conn.execute(STAGE_CHUNKS)
+        # Many chunks a statement (see sqlite_schema.upsert_chunks).
         rows = [chunk_values(c) for u in updates for c in u.chunks]
-        for start in range(0, len(rows), _STAGED_BATCH):
-            conn.executemany(STAGE_CHUNK, rows[start : start + _STAGED_BATCH])
-            conn.execute(UPSERT_STAGED)
-            conn.execute("DELETE FROM temp.staged_chunks")
+        per = chunk_rows_per_statement(conn, _CHUNKS_PER_STATEMENT)
+        for start in range(0, len(rows), per):
+            part = rows[start : start + per]
+            conn.execute(upsert_chunks(len(part)), [value for row in part for value in row])
         new = {c.chunk_id for u in updates for c in u.chunks} - stored
         vectors = {c: v for u in updates for c, v in u.vectors.items() if c in new}
         self._insert_vectors(conn, vectors, dim)
@@ -480,9 +476,10 @@ class SQLiteStore:
             return ann.open_if_large(opened, conn, gen, self.ann_threshold, lambda: self._conn(kb))
 
 
-# Chunks written per statement: a few MB of text staged at a time, and FTS5 flushes its
-# pending terms once per batch (about when its 1 MB hash would anyway).
-_STAGED_BATCH = 4096
+# Chunks written per statement: their text is held twice at most this many at a time (the
+# rows and the statement's copy), and FTS5 flushes its pending terms once per statement,
+# about when its 1 MB hash would anyway.
+_CHUNKS_PER_STATEMENT = 1000
 # How long a write waits for another writer's lock before the store is called unavailable.
 _WRITE_BUSY_MS = 30_000
 

@@ -7,6 +7,7 @@ import os
 import secrets
 import sqlite3
 import uuid
+from functools import lru_cache
 from pathlib import Path
 
 from citewise.errors import StorageError
@@ -174,23 +175,26 @@ _REFRESH = """ON CONFLICT (chunk_id) DO UPDATE SET
     section_index = excluded.section_index, text = excluded.text, title = excluded.title,
     heading_path = excluded.heading_path, anchor = excluded.anchor, url = excluded.url,
     page = excluded.page, scope = excluded.scope, page_number = excluded.page_number"""
-# An apply's chunks are staged in a private table, then written by one statement: the
-# indexes' triggers then run inside one statement, where one statement per chunk made FTS5
-# flush its pending terms to disk at every chunk's savepoint (half the keyword indexes'
-# write time at SciFact size: benchmarks/peers.md).
-STAGE_CHUNKS = (
-    f"CREATE TEMP TABLE IF NOT EXISTS staged_chunks (seq INTEGER PRIMARY KEY, {CHUNK_COLUMNS})"
-)
-STAGE_CHUNK = (
-    f"INSERT INTO temp.staged_chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-# In staging order, as one chunk at a time gave them their rowids (WHERE true: an upsert
-# after a SELECT needs a WHERE clause to parse).
-UPSERT_STAGED = f"""
-INSERT INTO chunks ({CHUNK_COLUMNS}) SELECT {CHUNK_COLUMNS} FROM temp.staged_chunks
-WHERE true ORDER BY seq
-{_REFRESH}
-"""
+# An apply writes its chunks a statement of many rows at a time: the indexes' triggers then
+# run inside one statement, where one statement per chunk made FTS5 flush its pending terms
+# to disk at every chunk's savepoint (half the keyword indexes' write time at SciFact size:
+# benchmarks/peers.md). The rows go in as the statement's parameters, not through a staging
+# table written and read back first (a tenth of a build's chunk write).
+_ROW_PLACEHOLDERS = "(" + ", ".join("?" * len(CHUNK_FIELDS)) + ")"
+
+
+@lru_cache(maxsize=8)
+def upsert_chunks(rows: int) -> str:
+    """The statement writing ``rows`` chunks in their order (their rowids follow it)."""
+    values = ", ".join([_ROW_PLACEHOLDERS] * rows)
+    return f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES {values}\n{_REFRESH}"
+
+
+def chunk_rows_per_statement(conn: sqlite3.Connection, most: int) -> int:
+    """How many chunks one statement may write: ``most``, within the build's parameter limit
+    (32,766 since SQLite 3.32, 999 before)."""
+    limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    return max(1, min(most, limit // len(CHUNK_FIELDS)))
 
 
 def fts_query(text: str) -> str:
