@@ -14,8 +14,10 @@ with top 100 (nDCG@10 on document ids; p50/p95 of the search call, query vectors
 query embedding is a cache hit for citewise and precomputed for the peers), peak RSS (VmHWM).
 
 Stacks: ``citewise`` (hybrid; its build is ``add_sections`` with a warm embedding cache, so
-chunking, storing and the keyword index, no model), ``sqlite-vec`` (vec0 + FTS5 fused by RRF
-in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only), ``llamaindex``
+chunking, storing and the keyword index, no model), ``citewise-store`` (the build alone,
+from what the peers start from: the same chunks and window vectors in memory, written by
+the store's ``apply`` into a new knowledge base; its searches are ``citewise``'s),
+``sqlite-vec`` (vec0 + FTS5 fused by RRF in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only), ``llamaindex``
 (QueryFusionRetriever, reciprocal rank, over a VectorStoreIndex of the same vectors and its
 bm25s-based BM25Retriever: needs ``llama-index-core`` and ``llama-index-retrievers-bm25``,
 never a dependency of citewise; no LLM, one query). ``--main-src DIR`` adds
@@ -41,9 +43,19 @@ from typing import Any
 
 import numpy as np
 
-STACKS = ("citewise", "sqlite-vec", "bm25s", "llamaindex")
+STACKS = ("citewise", "citewise-store", "sqlite-vec", "bm25s", "llamaindex")
 TOP = 100
 RRF_K = 60
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> tuple[float, float]:
+    """Wall and CPU seconds since ``start`` (CPU: this process's, the less noisy figure on a
+    shared machine; every stack builds in one thread)."""
+    return time.perf_counter() - start[0], time.process_time() - start[1]
 
 
 def _hwm_mb() -> float:
@@ -74,7 +86,7 @@ def load(dataset: Path, max_docs: int | None) -> tuple[Any, Any, Any]:
 
 def _index_citewise(
     dataset: Path, work: Path, store: Path, max_docs: int | None
-) -> tuple[Any, Any, float]:
+) -> tuple[Any, Any, tuple[float, float]]:
     from citewise.kb import KnowledgeBase, Library
     from citewise.models import Section
 
@@ -84,9 +96,9 @@ def _index_citewise(
     documents = {
         d: [Section(d, t or d, (t or d,), 1, "", d, d, text)] for d, (t, text) in corpus.items()
     }
-    started = time.perf_counter()
+    started = _clock()
     kb.add_sections(documents)
-    return library, kb, time.perf_counter() - started
+    return library, kb, _since(started)
 
 
 def prepare(dataset: Path, work: Path, max_docs: int | None) -> Path:
@@ -167,7 +179,7 @@ ORDER BY score DESC LIMIT :k
 """
 
 
-def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
+def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[tuple[float, float], Any]:
     import sqlite_vec
 
     # The interpreter's sqlite3 may be built without loadable extensions: pysqlite3-binary
@@ -181,7 +193,7 @@ def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
     vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
-    started = time.perf_counter()
+    started = _clock()
     dim = vectors.shape[1]
     conn.execute(f"CREATE VIRTUAL TABLE vec_chunks USING vec0(embedding float[{dim}])")
     conn.execute("CREATE VIRTUAL TABLE fts_chunks USING fts5(text, tokenize='porter unicode61')")
@@ -193,7 +205,7 @@ def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
         "INSERT INTO fts_chunks(rowid, text) VALUES (?, ?)", enumerate(map(str, texts))
     )
     conn.commit()
-    build = time.perf_counter() - started
+    build = _since(started)
 
     def search(i: int) -> list[str]:
         params = {"q": data["qvecs"][i].tobytes(), "k": TOP, "rrf": RRF_K}
@@ -204,17 +216,17 @@ def _run_sqlite_vec(data: Any, tmp: Path) -> tuple[float, Any]:
     return build, search
 
 
-def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
+def _run_bm25s(data: Any, tmp: Path) -> tuple[tuple[float, float], Any]:
     import bm25s
     import Stemmer  # type: ignore[import-not-found]
 
     stemmer = Stemmer.Stemmer("english")
     texts, doc_ids = [str(t) for t in data["texts"]], data["doc_ids"]
-    started = time.perf_counter()
+    started = _clock()
     retriever = bm25s.BM25()
     tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
     retriever.index(tokens, show_progress=False)
-    build = time.perf_counter() - started
+    build = _since(started)
 
     def search(i: int) -> list[str]:
         q = bm25s.tokenize(
@@ -226,7 +238,7 @@ def _run_bm25s(data: Any, tmp: Path) -> tuple[float, Any]:
     return build, search
 
 
-def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
+def _run_llamaindex(data: Any, tmp: Path) -> tuple[tuple[float, float], Any]:
     import Stemmer
     from llama_index.core import Settings as LlamaSettings
     from llama_index.core import VectorStoreIndex
@@ -239,7 +251,7 @@ def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
     LlamaSettings.llm = None
     LlamaSettings.embed_model = None
     vectors, texts, doc_ids = data["vectors"], data["texts"], data["doc_ids"]
-    started = time.perf_counter()
+    started = _clock()
     # Each window its own row: QueryFusionRetriever fuses by node hash (text + metadata), so
     # a chunk's windows (the same text) would otherwise merge and add up their ranks. The
     # row is kept out of the text BM25 and the vector index read.
@@ -263,7 +275,7 @@ def _run_llamaindex(data: Any, tmp: Path) -> tuple[float, Any]:
         [index.as_retriever(similarity_top_k=TOP), bm25],
         mode="reciprocal_rerank", similarity_top_k=TOP, num_queries=1, use_async=False,
     )  # fmt: skip
-    build = time.perf_counter() - started
+    build = _since(started)
 
     def search(i: int) -> list[str]:
         bundle = QueryBundle(str(data["qtexts"][i]), embedding=data["qvecs"][i].tolist())
@@ -285,7 +297,7 @@ class _Given:
 
 def _run_citewise(
     data: Any, tmp: Path, dataset: Path, work: Path, max_docs: int | None
-) -> tuple[float, Any]:
+) -> tuple[tuple[float, float], Any]:
     _, kb, build = _index_citewise(dataset, work, tmp / "store", max_docs)
     from citewise.embedding.query_lru import QUERY_EMBEDDINGS
 
@@ -303,6 +315,55 @@ def _run_citewise(
     return build, search
 
 
+def _store_updates(work: Path, max_docs: int | None) -> list[Any]:
+    """The prepared store's documents, chunks and window vectors as the updates its store's
+    ``apply`` takes: the rows the peers are given, in citewise's own form."""
+    from citewise.store import DocumentUpdate, SQLiteStore
+
+    store = SQLiteStore(work / f"prepare-store-{max_docs or 'all'}")
+    kb = store.open("scifact")
+    chunks = kb.get(sorted(kb.chunk_ids()))
+    by_doc: dict[str, list[Any]] = {}
+    for chunk in sorted(chunks, key=lambda c: (c.doc_id, c.position)):
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    conn = sqlite3.connect(next(store.root.glob("*.sqlite")))
+    windows: dict[str, list[bytes]] = {}
+    for chunk_id, blob in conn.execute("SELECT chunk_id, vector FROM vectors ORDER BY 1, window"):
+        windows.setdefault(chunk_id, []).append(blob)
+    conn.close()
+    updates = [
+        DocumentUpdate(
+            document,
+            by_doc.get(document.doc_id, []),
+            {
+                c.chunk_id: np.frombuffer(b"".join(windows[c.chunk_id]), np.float32).reshape(
+                    len(windows[c.chunk_id]), -1
+                )
+                for c in by_doc.get(document.doc_id, [])
+            },
+        )
+        for document in kb.documents()
+    ]
+    store.close()
+    return updates
+
+
+def _run_citewise_store(tmp: Path, work: Path, max_docs: int | None) -> tuple[float, float]:
+    """citewise's index written from chunks and vectors already in memory, as the peers'
+    are: the store's ``apply`` into a new knowledge base (its file made, filled, synced and
+    switched in), every keyword index included."""
+    from citewise.store import SQLiteStore
+
+    updates = _store_updates(work, max_docs)
+    store = SQLiteStore(tmp / "store")
+    started = _clock()
+    with store.rebuild("scifact") as kb:
+        kb.apply(updates)
+    build = _since(started)
+    store.close()
+    return build
+
+
 def run_stack(
     stack: str, dataset: Path, work: Path, cache: Path, max_docs: int | None
 ) -> dict[str, Any]:
@@ -312,6 +373,9 @@ def run_stack(
     _, _, qrels = load(dataset, max_docs)
     data = _inputs(cache, stack)
     with tempfile.TemporaryDirectory(prefix="peers-", dir=work) as tmp:
+        if stack == "citewise-store":  # the build alone: its searches are citewise's
+            wall, cpu = _run_citewise_store(Path(tmp), work, max_docs)
+            return {"build_seconds": round(wall, 3), "build_cpu_seconds": round(cpu, 3)}
         if stack == "citewise":
             build, search = _run_citewise(data, Path(tmp), dataset, work, max_docs)
         elif stack == "sqlite-vec":
@@ -331,7 +395,8 @@ def run_stack(
         return {
             **figures,
             **_percentiles(latencies),
-            "build_seconds": round(build, 3),
+            "build_seconds": round(build[0], 3),
+            "build_cpu_seconds": round(build[1], 3),
             "peak_rss_mb": round(_hwm_mb(), 1),
         }
 
@@ -380,14 +445,17 @@ def main() -> None:
         report["stacks"][stack] = {
             key: round(statistics.median(run[key] for run in runs), 4) for key in runs[0]
         } | {"rounds": runs}
-    cw = report["stacks"].get("citewise")
-    for name, label in (("sqlite-vec", "sqlite_vec"), ("citewise-main", "main")):
-        base = report["stacks"].get(name)
+    figures = ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "build_cpu_seconds", "peak_rss_mb")
+    pairs = (
+        ("citewise", "sqlite-vec", "ratios_vs_sqlite_vec"),
+        ("citewise", "citewise-main", "ratios_vs_main"),
+        ("citewise-store", "sqlite-vec", "store_build_ratios_vs_sqlite_vec"),
+    )
+    for name, base_name, label in pairs:
+        cw, base = report["stacks"].get(name), report["stacks"].get(base_name)
         if base and cw:
-            report[f"ratios_vs_{label}"] = {
-                key: round(cw[key] / base[key], 3)
-                for key in ("ndcg@10", "p50_ms", "p95_ms", "build_seconds", "peak_rss_mb")
-                if base[key]
+            report[label] = {
+                key: round(cw[key] / base[key], 3) for key in figures if base.get(key) and key in cw
             }
     text = json.dumps(report, indent=1)
     if args.out:
