@@ -17,13 +17,13 @@ Stacks: ``citewise`` (hybrid; its build is ``add_sections`` with a warm embeddin
 chunking, storing and the keyword index, no model), ``citewise-store`` (the build alone,
 from what the peers start from: the same chunks and window vectors in memory, written by
 the store's ``apply`` into a new knowledge base; its searches are ``citewise``'s),
-``sqlite-vec`` (vec0 + FTS5 fused by RRF in one SQL query, the simplest peer), ``bm25s`` (stemmed, keyword only), ``llamaindex``
-(QueryFusionRetriever, reciprocal rank, over a VectorStoreIndex of the same vectors and its
-bm25s-based BM25Retriever: needs ``llama-index-core`` and ``llama-index-retrievers-bm25``,
-never a dependency of citewise; no LLM, one query). ``--main-src DIR`` adds
-``citewise-main``: the same citewise stack run from another checkout's ``src`` (e.g.
-``git archive main src | tar -x -C DIR``), so a change is measured against main in the
-same run.
+``sqlite-vec`` (vec0 + FTS5 fused by RRF in one SQL query, the simplest peer), ``bm25s``
+(stemmed, keyword only), ``llamaindex`` (QueryFusionRetriever, reciprocal rank, over a
+VectorStoreIndex of the same vectors and its bm25s-based BM25Retriever: needs
+``llama-index-core`` and ``llama-index-retrievers-bm25``, never a dependency of citewise;
+no LLM, one query). ``--main-src DIR`` adds ``citewise-main``: the same citewise stack run
+from another checkout's ``src`` (e.g. ``git archive main src | tar -x -C DIR``), so a
+change is measured against main in the same run.
 """
 
 from __future__ import annotations
