@@ -642,14 +642,17 @@ def _cached_vectors(embedder: Embedder, cut: Mapping[str, list[str]]) -> dict[st
     if read is None or not cut:
         return {}
     matrix, found = read([window for windows in cut.values() for window in windows])
+    # Each chunk's rows end where the next one's start; a chunk with a window missing (or
+    # none) is embedded with its batch, as without the cache. Which chunks are whole is
+    # counted for all of them at once: ``found[row:end].all()`` per chunk was 1.5 µs each.
+    ends = np.cumsum([len(windows) for windows in cut.values()])
+    missing = np.concatenate(([0], np.cumsum(~found)))
+    starts = np.concatenate(([0], ends[:-1]))
+    whole = ((missing[ends] == missing[starts]) & (ends > starts)).tolist()
     vectors: dict[str, Vectors] = {}
-    row = 0
-    for chunk_id, windows in cut.items():
-        end = row + len(windows)
-        # A chunk with a window missing is embedded with its batch, as without the cache.
-        if end > row and found[row:end].all():
-            vectors[chunk_id] = matrix[row:end]
-        row = end
+    for chunk_id, start, end, ok in zip(cut, starts.tolist(), ends.tolist(), whole, strict=True):
+        if ok:
+            vectors[chunk_id] = matrix[start:end]
     return vectors
 
 
