@@ -45,9 +45,17 @@ def _digest(text: str) -> bytes:
 
 def _positions(texts: Sequence[str]) -> dict[bytes, list[int]]:
     """Each distinct text's digest and its positions in ``texts``."""
+    # _digest inlined, and a list made only for a new digest: a build's windows number
+    # tens of thousands (SciFact's 10,588: 16 ms of CPU here before).
+    sha256 = hashlib.sha256
     positions: dict[bytes, list[int]] = {}
     for i, text in enumerate(texts):
-        positions.setdefault(_digest(text), []).append(i)
+        digest = sha256(text.encode("utf-8", "surrogatepass")).digest()
+        found = positions.get(digest)
+        if found is None:
+            positions[digest] = [i]
+        else:
+            found.append(i)
     return positions
 
 
