@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from citewise.chunking import chunk_id, chunk_sections
 from citewise.models import Chunk, Section
 from citewise.parsing.markdown import fenced_blocks, parse_markdown
+from tests.conftest import LGOS
 
-LGOS_DOCS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lgos-docs-0.12.0"
-LGOS_DOCS = LGOS_DOCS / "docs"
+# The shared data folder (CITEWISE_TEST_DATA in a worktree outside the project folder).
+LGOS_DOCS = LGOS / "docs"
 
 
 def make_section(text: str, *, doc_id: str = "guide.md", path: tuple[str, ...] = ()) -> Section:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
@@ -143,6 +145,71 @@ def test_a_broken_observer_never_fails_the_work(caplog: pytest.LogCaptureFixture
         pass
     assert [e.name for e in recorder.events] == ["search"]
     assert "telemetry observer" in caplog.text
+
+
+@dataclass
+class TracingRecorder(Recorder):
+    """A recorder that also wraps each block, noting when its span opens and closes (and
+    what it closed on); ``refuse`` makes opening the span of that name fail."""
+
+    log: list[tuple[str, str, str]] = field(default_factory=list)
+    refuse: str = ""
+
+    def observe(self, event: Event) -> None:
+        self.log.append(("event", event.name, event.error or ""))
+        super().observe(event)
+
+    @contextmanager
+    def span(self, name: str, labels: Mapping[str, str]) -> Iterator[None]:
+        if name == self.refuse:
+            raise RuntimeError("no span today")
+        self.log.append(("open", name, ",".join(f"{k}={v}" for k, v in labels.items())))
+        try:
+            yield
+        except BaseException as error:
+            self.log.append(("close", name, type(error).__name__))
+            raise
+        self.log.append(("close", name, ""))
+
+
+def test_a_tracing_observer_wraps_each_block_and_sees_its_error() -> None:
+    recorder = TracingRecorder()
+    with telemetry.listening(recorder), pytest.raises(ModelError):
+        with telemetry.operation("answer", kb="docs"), telemetry.stage("generate") as stage:
+            assert stage.parent is not None and stage.parent.name == "answer"
+            raise ModelError("503")
+    assert recorder.log == [
+        ("open", "answer", "kb=docs"),
+        ("open", "generate", "kb=docs"),
+        ("close", "generate", "ModelError"),
+        ("event", "generate", "ModelError"),
+        ("close", "answer", "ModelError"),
+        ("event", "answer", "ModelError"),
+    ]
+    (answer,) = recorder.named("answer")
+    assert set(answer.stages) == {"generate"}
+
+
+def test_a_span_that_cannot_open_ends_its_block_and_raises() -> None:
+    recorder = TracingRecorder(refuse="dense")
+    with telemetry.listening(recorder):
+        with telemetry.operation("search") as op:
+            with pytest.raises(RuntimeError, match="no span today"):
+                with telemetry.stage("dense"):
+                    raise AssertionError("the body of a block whose span failed ran")
+            with telemetry.stage("keyword") as keyword:
+                assert keyword.parent is op  # the failed block is not current any more
+    assert [(kind, name) for kind, name, _ in recorder.log] == [
+        ("open", "search"),
+        ("event", "dense"),
+        ("open", "keyword"),
+        ("close", "keyword"),
+        ("event", "keyword"),
+        ("close", "search"),
+        ("event", "search"),
+    ]
+    (search,) = recorder.named("search")
+    assert set(search.stages) == {"dense", "keyword"}
 
 
 def test_ingest_search_delete_report_their_stages(make_kb: MakeKB) -> None:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from citewise.embedding import CachedEmbedder, Embedder, EmbeddingCache
+from citewise.embedding import cache as cache_module
 from citewise.embedding.base import Vectors, l2_normalise
 
 
@@ -154,7 +158,8 @@ def test_read_into_fills_found_rows_only(cache: EmbeddingCache) -> None:
     cache.put_many("m", ["wide"], np.ones((1, 32), dtype=np.float32))
     with cache._lock, cache._db:
         cache._db.execute(
-            "INSERT OR REPLACE INTO embeddings VALUES ('m', ?, 16, ?)",
+            "INSERT OR REPLACE INTO vectors (model_id, text_sha256, dim, vector) "
+            "VALUES ('m', ?, 16, ?)",
             (hashlib.sha256(b"cut").digest(), b"\0" * 20),
         )
     asked = ["text 7", "missing", "text 1199", "wide", "text 7", "cut", *texts[::-1]]
@@ -173,3 +178,119 @@ def test_read_into_fills_found_rows_only(cache: EmbeddingCache) -> None:
     many = cache.get_many("m", asked)
     assert sorted(many) == [0, 2, 3, 4, *range(6, len(asked))]
     assert many[3].shape == (32,)
+
+
+_OLD_SCHEMA = """
+CREATE TABLE embeddings (
+    model_id TEXT NOT NULL, text_sha256 BLOB NOT NULL, dim INTEGER NOT NULL,
+    vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)
+) WITHOUT ROWID
+"""
+
+
+def old_cache(path: Path, texts: Sequence[str], vectors: Vectors) -> None:
+    """A cache file as citewise wrote it before the ``vectors`` table (and its windows)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_OLD_SCHEMA)
+        db.executemany(
+            "INSERT INTO embeddings VALUES (?, ?, ?, ?)",
+            [(HashEmbedder.model_id, hashlib.sha256(t.encode()).digest(), 16, v.tobytes())
+             for t, v in zip(texts, vectors, strict=True)],
+        )  # fmt: skip
+        db.execute("CREATE TABLE windows (id INTEGER PRIMARY KEY, key BLOB UNIQUE, cut BLOB)")
+        db.execute("INSERT INTO windows (key, cut) VALUES (x'00', x'01')")
+
+
+def tables(path: Path) -> set[str]:
+    with closing(sqlite3.connect(path)) as db:
+        return {name for (name,) in db.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+
+
+def test_a_cache_of_the_older_layout_is_converted_with_every_vector(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    texts = [f"text {i}" for i in range(1_100)]  # beyond one statement
+    vectors = HashEmbedder().embed_documents(texts)
+    old_cache(path, texts, vectors)
+
+    with EmbeddingCache(path) as cache:
+        assert cache.count() == cache.count(HashEmbedder.model_id) == len(texts)
+        out = np.zeros((len(texts) + 1, 16), dtype=np.float32)
+        found = cache.read_into(HashEmbedder.model_id, [*texts, "new"], out)
+        assert found.tolist() == [True] * len(texts) + [False]
+        assert out[:-1].tobytes() == np.asarray(vectors, dtype=np.float32).tobytes()
+        assert cache.windows.count() == 1  # the rest of the file is as it was
+
+    assert "embeddings" not in tables(path) and "vectors" in tables(path)
+    inner = HashEmbedder()
+    with EmbeddingCache(path) as cache:
+        CachedEmbedder(inner, cache).embed_documents([*texts, "new"])
+        assert inner.embedded == ["new"] and cache.count() == len(texts) + 1
+
+
+def test_a_cache_that_cannot_be_converted_now_is_read_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    texts = ["alpha", "beta", "gamma"]
+    vectors = HashEmbedder().embed_documents(texts)
+    old_cache(path, texts, vectors)
+    with closing(sqlite3.connect(path)) as other:
+        # The table of the new layout is there (an open whose conversion failed made it)...
+        other.execute(cache_module._SCHEMA)
+        other.commit()
+        other.execute("BEGIN IMMEDIATE")  # ...and another process writes: no conversion now
+        with EmbeddingCache(path, timeout=0.1) as cache:
+            other.rollback()
+            inner = HashEmbedder()
+            embedder = CachedEmbedder(inner, cache)
+            newer = embedder.embed_documents(["beta", "delta"])
+            assert inner.embedded == ["delta"]
+            assert newer[0].tobytes() == vectors[1].tobytes()
+            # A vector written since, for a key of the older table, is the one read.
+            cache.put_many(HashEmbedder.model_id, ["alpha"], np.ones((1, 16), np.float32))
+            assert cache.get_many(HashEmbedder.model_id, ["alpha"])[0].tolist() == [1.0] * 16
+            assert cache.count() == 4  # alpha, beta, gamma, delta: each once
+        assert "embeddings" in tables(path)
+    with EmbeddingCache(path) as cache:  # converted at the next open, the newer row kept
+        assert "embeddings" not in tables(path) and cache.count() == 4
+        many = cache.get_many(HashEmbedder.model_id, ["alpha", "gamma", "delta"])
+        assert many[0].tolist() == [1.0] * 16
+        assert many[1].tobytes() == vectors[2].tobytes() and 2 in many
+
+
+def test_a_row_replaced_between_its_two_reads_is_a_miss(cache: EmbeddingCache) -> None:
+    """A key's row is found by its index, then read by its id: another process that
+    replaces it meanwhile (its id going to another model's row) must not hand that row over."""
+    vectors = HashEmbedder().embed_documents(["a", "b"])
+    cache.put_many("m", ["a", "b"], vectors)
+    b = hashlib.sha256(b"b").digest()
+    reused: list[int] = []
+
+    class Racing:
+        """The cache's connection, with another process writing just before rows are read."""
+
+        def __init__(self, inner: sqlite3.Connection, other: sqlite3.Connection) -> None:
+            self.inner, self.other = inner, other
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql.startswith("SELECT id, model_id") and not reused:
+                with self.other:  # b's row goes; another model's row for "b" takes its id
+                    self.other.execute("DELETE FROM vectors WHERE text_sha256 = ?", (b,))
+                    self.other.execute(
+                        "INSERT INTO vectors (model_id, text_sha256, dim, vector) "
+                        "VALUES ('n', ?, 16, ?)",
+                        (b, np.zeros(16, np.float32).tobytes()),
+                    )
+                    reused.extend(row[0] for row in self.other.execute("SELECT id FROM vectors"))
+            return self.inner.execute(sql, *args)
+
+    ids = dict(cache._db.execute("SELECT text_sha256, id FROM vectors").fetchall())
+    with closing(sqlite3.connect(cache.path)) as other:
+        inner = cache._db
+        cache._db = Racing(inner, other)  # type: ignore[assignment]
+        try:
+            got = cache.get_many("m", ["a", "b"])
+        finally:
+            cache._db = inner
+    assert sorted(reused) == sorted(ids.values())  # the id of m's "b" is n's "b" now
+    assert sorted(got) == [0] and got[0].tobytes() == vectors[0].tobytes()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from citewise.kb import ingest
+from citewise.models import Section
 from tests.kb_support import MakeKB, upload
 
 
@@ -51,3 +52,39 @@ def test_chunking_holds_the_parse_slot(
     assert [hit.chunk.doc_id for hit in kb.search("Beta", search_type="full_text", top_k=1)] == [
         "b.md"
     ]
+
+
+def test_given_sections_take_no_parse_slot_while_files_do(
+    make_kb: MakeKB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITEWISE_PARSE_CONCURRENCY", "1")
+    kb = make_kb("given")
+    folder = tmp_path / "home" / ".parse-slots"
+    seen: list[tuple[str, int]] = []
+    chunk_sections = ingest.chunk_sections
+
+    def observed(sections: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((sections[0].doc_id, held_slots(folder)))
+        return chunk_sections(sections, *args, **kwargs)
+
+    monkeypatch.setattr(ingest, "chunk_sections", observed)
+    given = Section("given.md", "Given", ("Given",), 1, "", "given.md", "given.md", "Gamma text.")
+    kb.add_sections({"given.md": [given]})
+    kb.add_documents([upload("a.md", "# A\n\nAlpha text.")])
+    # Sections given as they are were not parsed: no slot; the uploaded file's job took one.
+    assert seen == [("given.md", 0), ("a.md", 1)]
+    assert held_slots(folder) == 0
+    assert [hit.chunk.doc_id for hit in kb.search("Gamma", search_type="full_text", top_k=1)] == [
+        "given.md"
+    ]
+
+
+def test_section_items_do_not_parse_and_other_items_do() -> None:
+    given = Section("d", "D", ("D",), 1, "", "d", "d", "Delta.")
+    [item] = ingest.section_items({"d": [given]})
+    assert not item.parses
+    assert item.sections() == [given]
+    [upload_item] = ingest.upload_items(
+        [upload("u.md", "# U\n\nUpsilon.")], scope="", max_chars=500
+    )
+    assert upload_item.parses

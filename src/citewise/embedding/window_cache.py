@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+import struct
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS windows (
 # Each window as four int32: heading start and end, body start and end in the chunk's text.
 # A window with a heading is ``text[hs:he] + "\n\n" + text[bs:be]``; without, ``text[bs:be]``.
 _FIELDS = 4
+_SPAN = struct.Struct(f"@{_FIELDS}i")  # one window's four, as array("i") holds them
 _JOIN = "\n\n"
 
 
@@ -79,14 +81,13 @@ def encode(text: str, windows: Sequence[str]) -> bytes | None:
 
 def decode(text: str, blob: bytes) -> list[str] | None:
     """The windows ``blob`` (from :func:`encode`) describes in ``text``; None if malformed."""
-    spans = array("i")
-    if not blob or len(blob) % (spans.itemsize * _FIELDS):
+    if not blob or len(blob) % _SPAN.size:
         return None
-    spans.frombytes(blob)
     size = len(text)
     windows: list[str] = []
-    for i in range(0, len(spans), _FIELDS):
-        hs, he, bs, be = spans[i : i + _FIELDS]
+    # Unpacked a window at a time (as the array ``encode`` wrote: native int32), not sliced
+    # out of an array: a build decodes one cut per chunk.
+    for hs, he, bs, be in _SPAN.iter_unpack(blob):
         if not (0 <= hs <= he <= size and 0 <= bs <= be <= size):
             return None
         body = text[bs:be]
