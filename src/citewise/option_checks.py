@@ -27,7 +27,15 @@ Problem = tuple[Location, str]
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 # An integer in a string: a sign, digits with single underscores between, ``.0`` allowed.
-_INT_TEXT = re.compile(r"[+-]?\d+(?:_\d+)*(?:\.0+)?")
+_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0+)?")
+# What pydantic strips around a number: Unicode's White_Space, as Rust's ``char::is_whitespace``.
+# Python's str.strip() also strips U+001C-U+001F, and float() also takes digits of other
+# scripts (``١``): pydantic refuses both.
+_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 # Beyond this a float is refused as an integer (pydantic's 64-bit limit).
 _INT_FLOAT_LIMIT = 2.0**63
 _BAD_INT = "Input should be a valid integer"
@@ -79,7 +87,7 @@ def _int(value: Any) -> int:
     text = _text(value)
     if text is None:
         raise _fail(_BAD_INT)
-    text = text.strip()
+    text = text.strip(_WHITE_SPACE)
     if not _INT_TEXT.fullmatch(text):
         raise _fail(f"{_BAD_INT}, unable to parse string as an integer")
     return int(text.partition(".")[0])
@@ -91,8 +99,11 @@ def _float(value: Any) -> float:
     text = _text(value)
     if text is None:
         raise _fail(_BAD_FLOAT)
+    text = text.strip(_WHITE_SPACE)
     try:
-        return float(text.strip())
+        if not text.isascii() or text != text.strip():
+            raise ValueError(text)
+        return float(text)
     except ValueError:
         raise _fail(f"{_BAD_FLOAT}, unable to parse string as a number") from None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -49,6 +49,13 @@ def by_checks(values: dict[str, Any]) -> tuple[str, Any]:
 
 @settings(max_examples=300, deadline=None, database=None)
 @given(values=OPTIONS)
+# Found by this test: Python strips U+001C-U+001F and reads other scripts' digits; pydantic not.
+@example(values={"top_k": "0\x1f"})
+@example(values={"top_k": "\x1c5"})
+@example(values={"top_k": "٥"})
+@example(values={"vector_weight": "0.5\x1f"})
+@example(values={"vector_weight": "١"})
+@example(values={"vector_weight": "0.5\u3000"})
 def test_pydantic_and_the_checks_agree(values: dict[str, Any]) -> None:
     pydantic, checks = by_pydantic(values), by_checks(values)
     if pydantic[0] == checks[0] == "taken":
