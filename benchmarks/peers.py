@@ -410,6 +410,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--max-docs", type=int)
     parser.add_argument("--main-src", type=Path, help="another checkout's src: citewise-main")
+    parser.add_argument(
+        "--main-home",
+        type=Path,
+        help="citewise-main's CITEWISE_HOME (default: the same): a home whose embedding "
+        "cache that checkout reads (a cache written in a newer layout is not)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: run this stack once
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -426,6 +432,8 @@ def main() -> None:
             env = dict(os.environ)
             if stack == "citewise-main":
                 env["PYTHONPATH"] = str(args.main_src.resolve())
+                if args.main_home:
+                    env["CITEWISE_HOME"] = str(args.main_home.resolve())
             done = subprocess.run(
                 [sys.executable, __file__, str(args.dataset), "--work", str(args.work),
                  "--one", stack.removesuffix("-main"),
