@@ -89,7 +89,9 @@ def test_a_new_knowledge_base_on_a_full_disk_is_an_error_and_leaves_nothing(
     tmp_path: Path, disk: tuple[Path, dict[str, str]]
 ) -> None:
     home, extra = disk
-    docs = write_version(tmp_path / "docs", 1, pages=200)
+    # Well past 3 MB with its embedding cache (200 pages fitted once the cache kept vectors
+    # inline).
+    docs = write_version(tmp_path / "docs", 1, pages=600)
     done = citewise(home, extra, "index", str(docs), "--kb", "big", "-q")
     assert_one_line_error(done)
     assert kb_files(home) == []
