@@ -97,6 +97,45 @@ def test_the_marked_searches_find_what_the_patterns_find(line: str) -> None:
         assert identifiers._may_hold_term(line)
 
 
+def _line_by_line(text: str) -> list[str]:
+    """document_identifiers without an anchor as it was written first: each line on its own."""
+    out: list[str] = []
+    in_code, previous = False, ""
+    for line in identifiers._normalized(text).splitlines():
+        if identifiers._FENCE.match(line):
+            in_code = not in_code
+            continue
+        starts_block = not previous.strip() or identifiers._BLOCK.match(line) is not None
+        previous = line
+        lead = identifiers._LEAD.match(line) if starts_block and not in_code else None
+        first = lead.end() if lead else -1
+        for start, end, terms in identifiers._matches(line):
+            defining = start == first and not line.startswith("=", end)
+            out += identifiers._weighted(terms, defining)
+    return out
+
+
+# Lines of names, marks, fences, block starts and every line break splitlines() knows.
+_LINE = st.one_of(
+    st.text(alphabet="aZ09_.-()= \t`~|*#>:1é检", max_size=30),
+    st.sampled_from(["```", "```py a_b --x", "  ~~~ x.y()", "| a_b | c |", "- `a.b`: c", ""]),
+)
+_LINES = st.lists(_LINE, max_size=8).flatmap(
+    lambda lines: st.lists(
+        st.sampled_from(["\n", "\r\n", "\r", "\x0b", "\x1c", "\x85", "\u2028", "\n\n"]),
+        min_size=len(lines),
+        max_size=len(lines),
+    ).map(lambda breaks: "".join(a + b for a, b in zip(lines, breaks, strict=True)))
+)
+
+
+@settings(max_examples=3000, deadline=1000, database=None)
+@given(text=_LINES)
+def test_a_text_searched_whole_gives_what_its_lines_give(text: str) -> None:
+    assert document_identifiers(text) == _line_by_line(text)
+    assert document_identifiers(text + "```\n" + text) == _line_by_line(text + "```\n" + text)
+
+
 def test_a_version_2_file_gains_the_identifier_index_when_opened(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -190,30 +190,49 @@ def _weighted(terms: list[tuple[str, bool]], defining: bool) -> list[str]:
 
 def document_identifiers(text: str, anchor: str = "") -> list[str]:
     """Every identifier term of a chunk, once per occurrence (definitions weigh more)."""
-    out: list[str] = []
-    in_code = False
-    previous = ""
     normal = _normalized(text)
-    for line in normal.splitlines() if _may_hold_term(normal) else ():
-        if ("`" in line or "~" in line) and _FENCE.match(line):
-            in_code = not in_code
-            continue
-        # Where a line may define is read only for the lines holding a term (few of them).
-        found = _matches(line)
-        if found:
-            # A line that starts a block may define; a wrapped line of a paragraph never does.
-            starts_block = not previous.strip() or _BLOCK.match(line) is not None
-            lead = _LEAD.match(line) if starts_block and not in_code else None
-            first = lead.end() if lead else -1
-            for start, end, terms in found:
-                # ``NAME=value`` shows a value, it does not define the name.
-                out += _weighted(terms, start == first and not line.startswith("=", end))
-        previous = line
+    # A name or a flag never spans a line break, so the text is searched once, not line by
+    # line (most lines of a chunk that may hold a term hold none).
+    found = _matches(normal) if _may_hold_term(normal) else []
+    out = _text_terms(normal, found) if found else []
     for _, terms in _line_terms(anchor) if anchor else ():
         last = terms[-1][0].rsplit(".", 1)[-1] if "." in terms[-1][0] else ""
         if last and not _is_compound(last) and not last.startswith("-"):
             terms = [*terms, (last + "()", True)]
         out += _weighted(terms, True)
+    return out
+
+
+def _text_terms(normal: str, found: list[tuple[int, int, list[tuple[str, bool]]]]) -> list[str]:
+    """The terms of ``found`` (``normal``'s matches, in order), each weighed by its line: one
+    that starts a block outside code may define, a fence line holds none."""
+    out: list[str] = []
+    in_code = False
+    previous = ""
+    at, line_start = 0, 0
+    for line, whole in zip(normal.splitlines(), normal.splitlines(keepends=True), strict=True):
+        line_end = line_start + len(whole)
+        fence = ("`" in line or "~" in line) and _FENCE.match(line) is not None
+        if fence:
+            in_code = not in_code
+        elif at < len(found) and found[at][0] < line_end:
+            # A line that starts a block may define; a wrapped line of a paragraph never does.
+            starts_block = not previous.strip() or _BLOCK.match(line) is not None
+            lead = _LEAD.match(line) if starts_block and not in_code else None
+            first = lead.end() if lead else -1
+            while at < len(found) and found[at][0] < line_end:
+                start, end, terms = found[at]
+                # ``NAME=value`` shows a value, it does not define the name.
+                defining = start - line_start == first and not line.startswith(
+                    "=", end - line_start
+                )
+                out += _weighted(terms, defining)
+                at += 1
+        while at < len(found) and found[at][0] < line_end:  # a fence line's: none
+            at += 1
+        if not fence:
+            previous = line
+        line_start = line_end
     return out
 
 
