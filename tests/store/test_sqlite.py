@@ -16,7 +16,7 @@ from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
 from citewise.store import sqlite as sqlite_module
 from citewise.store.cjk import cjk_grams
 from citewise.store.sqlite import SQLiteKB
-from citewise.store.sqlite_schema import chunk_rows_per_statement
+from citewise.store.sqlite_schema import chunk_rows_per_statement, rows_per_statement
 from tests.store.support import (
     BASE,
     BASE_IDS,
@@ -265,18 +265,40 @@ def test_keyword_top_k_unfiltered_equals_the_joined_form_ties_included(store: SQ
 def test_an_apply_keeps_within_the_sqlite_builds_parameter_limit(store: SQLiteStore) -> None:
     kb = store.create("kb")
     conn = store._conn("kb")
-    # 30 parameters: two chunks a statement (a build of SQLite before 3.32 allows 999).
+    # 30 parameters: two chunks a statement (a build of SQLite before 3.32 allows 999), and
+    # ten window vectors: the first document's six chunks have twelve.
     conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 30)
     assert chunk_rows_per_statement(conn, 1000) == 2
-    kb.apply([update("one", ["alpha widget", "beta widget", "gamma widget"])])
-    kb.apply([update("two", ["delta widget", "epsilon widget"])])
+    assert rows_per_statement(conn, 500, 3) == 10
+    updates = [
+        update(
+            "one", [f"{word} widget" for word in ("alpha", "beta", "gamma", "eta", "iota", "zeta")]
+        ),
+        update("two", ["delta widget", "epsilon widget"]),
+    ]
+    kb.apply(updates[:1])
+    kb.apply(updates[1:])
     assert [c.text for c, _ in kb.keyword("widget", 10)] != []
     with store._read("kb") as read:
         texts = [row[0] for row in read.execute("SELECT text FROM chunks ORDER BY rid")]
+        stored = {
+            (chunk_id, window): bytes(blob)
+            for chunk_id, window, blob in read.execute("SELECT * FROM vectors")
+        }
+    given = {
+        (chunk_id, window): vector.tobytes()
+        for u in updates
+        for chunk_id, vectors in u.vectors.items()
+        for window, vector in enumerate(vectors)
+    }
+    assert stored == given and len(given) == 16
     assert texts == [
         "alpha widget",
         "beta widget",
         "gamma widget",
+        "eta widget",
+        "iota widget",
+        "zeta widget",
         "delta widget",
         "epsilon widget",
     ]

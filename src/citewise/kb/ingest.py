@@ -470,7 +470,8 @@ def ingest(
                 # leaves nothing half-made.
                 with create() as target:
                     target.apply(updates, report.removed, meta=new_meta)
-                    report.chunks = len(target.chunk_ids())
+                # A new knowledge base holds what was written, no more: not read back.
+                report.chunks = len({c.chunk_id for u in updates for c in u.chunks})
         report.seconds = time.perf_counter() - started
         return report
 

@@ -46,8 +46,10 @@ from citewise.store.sqlite_schema import (
     chunk_rows_per_statement,
     create_database,
     fts_query,
+    insert_vectors,
     is_storage_failure,
     row_to_chunk,
+    rows_per_statement,
     text_generation,
     upsert_chunks,
 )
@@ -435,12 +437,17 @@ class SQLiteStore:
         # No vector to replace when there are none (a build): no statement per chunk.
         if conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None:
             conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
-        rows = [
-            (chunk_id, i, w.tobytes())
+        # Many windows a statement, as the chunks (a fifth less than a statement per window).
+        values = [
+            value
             for chunk_id, v in vectors.items()
             for i, w in enumerate(as_windows(v))
+            for value in (chunk_id, i, w.tobytes())
         ]
-        conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", rows)
+        per = 3 * rows_per_statement(conn, _VECTORS_PER_STATEMENT, 3)
+        for start in range(0, len(values), per):
+            part = values[start : start + per]
+            conn.execute(insert_vectors(len(part) // 3), part)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
     def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex | None:
@@ -480,6 +487,9 @@ class SQLiteStore:
 # rows and the statement's copy), and FTS5 flushes its pending terms once per statement,
 # about when its 1 MB hash would anyway.
 _CHUNKS_PER_STATEMENT = 1000
+# Window vectors per statement (1,500 parameters, within every SQLite's limit but the
+# oldest's 999, which rows_per_statement honours).
+_VECTORS_PER_STATEMENT = 500
 # How long a write waits for another writer's lock before the store is called unavailable.
 _WRITE_BUSY_MS = 30_000
 

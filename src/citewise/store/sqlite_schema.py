@@ -190,11 +190,22 @@ def upsert_chunks(rows: int) -> str:
     return f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES {values}\n{_REFRESH}"
 
 
-def chunk_rows_per_statement(conn: sqlite3.Connection, most: int) -> int:
-    """How many chunks one statement may write: ``most``, within the build's parameter limit
-    (32,766 since SQLite 3.32, 999 before)."""
+def rows_per_statement(conn: sqlite3.Connection, most: int, columns: int) -> int:
+    """How many rows of ``columns`` values one statement may write: ``most``, within the
+    build's parameter limit (32,766 since SQLite 3.32, 999 before)."""
     limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    return max(1, min(most, limit // len(CHUNK_FIELDS)))
+    return max(1, min(most, limit // columns))
+
+
+def chunk_rows_per_statement(conn: sqlite3.Connection, most: int) -> int:
+    """How many chunks one statement may write (:func:`rows_per_statement`)."""
+    return rows_per_statement(conn, most, len(CHUNK_FIELDS))
+
+
+@lru_cache(maxsize=8)
+def insert_vectors(rows: int) -> str:
+    """The statement writing ``rows`` window vectors, (chunk_id, window, vector) each."""
+    return "INSERT INTO vectors VALUES " + ", ".join(["(?, ?, ?)"] * rows)
 
 
 def fts_query(text: str) -> str:
