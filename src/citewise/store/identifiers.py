@@ -80,7 +80,10 @@ _CALL = re.compile(r"\((?<=[A-Za-z0-9]\()")
 # A flag starts with a hyphen then a letter (or a second hyphen then a letter or digit), at
 # the start of a line or after a character no name holds: hyphens inside words (``T-cell``)
 # are most of prose's.
-_FLAG_MARK = re.compile(r"-(?<![A-Za-z0-9_.\-]-)(?:-[A-Za-z0-9]|[A-Za-z])")
+_FLAG_MARK = re.compile(r"-(?<![A-Za-z0-9_.\-]-)(?:-[A-Za-z0-9]|[A-Za-z](?![A-Za-z0-9_\-]))")
+# A name called with nothing (``json()``): called with arguments, a name holds a term only
+# when it is compound or a path (``r.json(x)``), which an underscore or a dot shows already.
+_CALLED = re.compile(r"\(\)(?<=[A-Za-z0-9]\(\))")
 _IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
@@ -93,8 +96,14 @@ def _may_hold_path(text: str) -> bool:
 
 
 def _may_hold_term(text: str) -> bool:
-    """Whether ``text`` has a mark a term needs (most chunks of prose have none)."""
-    return _may_hold_path(text) or ("-" in text and _FLAG_MARK.search(text) is not None)
+    """Whether ``text`` has a mark a term needs (most chunks of prose have none; a match
+    without one names no term: ``TNF(alpha)``, ``e.g.``)."""
+    return (
+        "_" in text
+        or ("." in text and _DOT_NAME.search(text) is not None)
+        or ("()" in text and _CALLED.search(text) is not None)
+        or ("-" in text and _FLAG_MARK.search(text) is not None)
+    )
 
 
 def _flag_matches(line: str) -> list[re.Match[str]]:
