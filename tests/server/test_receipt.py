@@ -5,6 +5,7 @@ upload trickling in below the minimum rate gets a 408."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import socket
@@ -18,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from citewise.server.receipt import unread_bytes
 from tests.cli.test_serve import free_port
 
 HALF_HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
@@ -159,3 +161,24 @@ def test_an_upload_trickling_below_the_minimum_rate_gets_408(tmp_path: Path) -> 
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
     assert b"request_timeout" in answer
     assert took < 5
+
+
+def test_bytes_the_loop_has_not_read_yet_count_as_received() -> None:
+    # A connection shed in the burst that opened it is closed before the loop reads what it
+    # sent: those bytes are a head begun (a 408), as bytes already read are.
+    async def unread() -> list[int]:
+        ours, theirs = socket.socketpair()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=ours)
+        transport.pause_reading()
+        seen = [unread_bytes(transport)]
+        theirs.sendall(HALF_HEAD)
+        await asyncio.sleep(0.05)
+        seen.append(unread_bytes(transport))
+        transport.close()
+        theirs.close()
+        await asyncio.sleep(0.05)
+        seen.append(unread_bytes(transport))
+        return seen
+
+    assert asyncio.run(unread()) == [0, len(HALF_HEAD), 0]

@@ -32,9 +32,12 @@ timeouts do the same (docs/deploy.md).
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import math
 import resource
+import struct
+import termios
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -175,11 +178,13 @@ class ReceiptProtocol(H11Protocol):
     def _too_late(self) -> None:
         """The head deadline passed: 408 if part of a head came, then close."""
         self._head_timer = None
-        if self.transport.is_closing():
-            return
-        if self.conn.trailing_data[0]:
-            self.transport.write(_HEAD_TIMEOUT)
-        self.transport.close()
+        self._close_waiting()
+
+    def _head_begun(self) -> bool:
+        """Whether part of a request head came: read already, or still unread in the
+        socket (a connection shed in the burst of connections that opened it is closed
+        before the loop has read what it sent)."""
+        return bool(self.conn.trailing_data[0]) or unread_bytes(self.transport) > 0
 
     def _shed(self) -> None:
         """Over the connection limit: close the connection waiting longest for its head
@@ -200,9 +205,22 @@ class ReceiptProtocol(H11Protocol):
 
     def _close_waiting(self) -> None:
         if not self.transport.is_closing():
-            if self.conn.trailing_data[0]:
+            if self._head_begun():
                 self.transport.write(_HEAD_TIMEOUT)
             self.transport.close()
+
+
+def unread_bytes(transport: asyncio.BaseTransport) -> int:
+    """How many received bytes of ``transport``'s socket the loop has not read yet (0 when
+    that cannot be told)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError):  # closed meanwhile, or not a stream socket
+        return 0
+    return int(struct.unpack("i", answer)[0])
 
 
 def protocol_class(deadlines: ReceiptDeadlines | None = None) -> type[ReceiptProtocol]:
