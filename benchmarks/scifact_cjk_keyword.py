@@ -30,7 +30,7 @@ from citewise.models import Document, SearchFilter, Section
 from citewise.store import DocumentUpdate
 from citewise.store.sqlite import SQLiteStore
 
-V = np.ones((1, 4), dtype=np.float32) / 2
+V = np.full((1, 4), 0.5, dtype=np.float32)
 DATA = Path(
     os.environ.get("CITEWISE_TEST_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 )
@@ -46,7 +46,7 @@ QUERIES = [
     "细胞 vector_weight receptor",
 ]
 
-corpus, _, _ = load_beir(DATA / "scifact", "test")
+corpus = load_beir(DATA / "scifact", "test")[0]
 cjk_docs = {}
 for i in range(200):
     body = " ".join(
@@ -76,7 +76,7 @@ hits |= {
 }
 hits |= {f"{q} |k=5000": [(c.chunk_id, s) for c, s in kb.keyword(q, 5000)] for q in QUERIES[:3]}
 times = []
-for _ in range(30):
+for _round in range(30):
     for q in QUERIES:
         started = time.perf_counter()
         kb.keyword(q, 100)
