@@ -15,8 +15,9 @@ from citewise.errors import KnowledgeBaseError
 from citewise.store import DocumentUpdate, SearchFilter, SQLiteStore
 from citewise.store import sqlite as sqlite_module
 from citewise.store.cjk import cjk_grams
+from citewise.store.columns import CHUNK_FIELDS
 from citewise.store.sqlite import SQLiteKB
-from citewise.store.sqlite_schema import chunk_rows_per_statement, rows_per_statement
+from citewise.store.sqlite_schema import rows_per_statement
 from tests.store.support import (
     BASE,
     BASE_IDS,
@@ -268,7 +269,7 @@ def test_an_apply_keeps_within_the_sqlite_builds_parameter_limit(store: SQLiteSt
     # 30 parameters: two chunks a statement (a build of SQLite before 3.32 allows 999), and
     # ten window vectors: the first document's six chunks have twelve.
     conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 30)
-    assert chunk_rows_per_statement(conn, 1000) == 2
+    assert rows_per_statement(conn, 1000, len(CHUNK_FIELDS)) == 2
     assert rows_per_statement(conn, 500, 3) == 10
     updates = [
         update(

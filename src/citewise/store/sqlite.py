@@ -43,15 +43,14 @@ from citewise.store.sqlite_schema import (
     GENERATION_KEY,
     SCHEMA_VERSION,
     bump_text_generation,
-    chunk_rows_per_statement,
     create_database,
     fts_query,
     insert_vectors,
     is_storage_failure,
     row_to_chunk,
-    rows_per_statement,
     text_generation,
     upsert_chunks,
+    write_rows,
 )
 
 if TYPE_CHECKING:
@@ -421,10 +420,7 @@ class SQLiteStore:
         # A stored chunk keeps its vectors; its other fields (url, title, ...) are refreshed.
         # Many chunks a statement (see sqlite_schema.upsert_chunks).
         rows = [chunk_values(c) for u in updates for c in u.chunks]
-        per = chunk_rows_per_statement(conn, _CHUNKS_PER_STATEMENT)
-        for start in range(0, len(rows), per):
-            part = rows[start : start + per]
-            conn.execute(upsert_chunks(len(part)), [value for row in part for value in row])
+        write_rows(conn, upsert_chunks, rows, _CHUNKS_PER_STATEMENT)
         new = {c.chunk_id for u in updates for c in u.chunks} - stored
         vectors = {c: v for u in updates for c, v in u.vectors.items() if c in new}
         self._insert_vectors(conn, vectors, dim)
@@ -438,16 +434,12 @@ class SQLiteStore:
         if conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None:
             conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(c,) for c in vectors])
         # Many windows a statement, as the chunks (a fifth less than a statement per window).
-        values = [
-            value
+        rows = [
+            (chunk_id, i, w.tobytes())
             for chunk_id, v in vectors.items()
             for i, w in enumerate(as_windows(v))
-            for value in (chunk_id, i, w.tobytes())
         ]
-        per = 3 * rows_per_statement(conn, _VECTORS_PER_STATEMENT, 3)
-        for start in range(0, len(values), per):
-            part = values[start : start + per]
-            conn.execute(insert_vectors(len(part) // 3), part)
+        write_rows(conn, insert_vectors, rows, _VECTORS_PER_STATEMENT)
         conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (DIM_KEY, str(dim)))
 
     def _impacts_for(self, kb: str, conn: sqlite3.Connection) -> ImpactIndex | None:
@@ -488,7 +480,7 @@ class SQLiteStore:
 # about when its 1 MB hash would anyway.
 _CHUNKS_PER_STATEMENT = 1000
 # Window vectors per statement (1,500 parameters, within every SQLite's limit but the
-# oldest's 999, which rows_per_statement honours).
+# oldest's 999, which write_rows honours).
 _VECTORS_PER_STATEMENT = 500
 # How long a write waits for another writer's lock before the store is called unavailable.
 _WRITE_BUSY_MS = 30_000

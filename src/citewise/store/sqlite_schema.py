@@ -7,6 +7,7 @@ import os
 import secrets
 import sqlite3
 import uuid
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -197,9 +198,20 @@ def rows_per_statement(conn: sqlite3.Connection, most: int, columns: int) -> int
     return max(1, min(most, limit // columns))
 
 
-def chunk_rows_per_statement(conn: sqlite3.Connection, most: int) -> int:
-    """How many chunks one statement may write (:func:`rows_per_statement`)."""
-    return rows_per_statement(conn, most, len(CHUNK_FIELDS))
+def write_rows(
+    conn: sqlite3.Connection,
+    statement: Callable[[int], str],
+    rows: Sequence[Sequence[object]],
+    most: int,
+) -> None:
+    """Write ``rows`` in order with ``statement(n)``, the statement of ``n`` rows, at most
+    ``most`` rows a statement (:func:`rows_per_statement`)."""
+    if not rows:
+        return
+    per = rows_per_statement(conn, most, len(rows[0]))
+    for start in range(0, len(rows), per):
+        part = rows[start : start + per]
+        conn.execute(statement(len(part)), [value for row in part for value in row])
 
 
 @lru_cache(maxsize=8)
