@@ -31,23 +31,29 @@ def held_slots(folder: Path) -> int:
     return held
 
 
+def slots_while_chunking(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[tuple[str, int]]:
+    """Filled with each chunking job's document and the parse slots held around it (the real
+    chunker still runs)."""
+    seen: list[tuple[str, int]] = []
+    chunk_sections = ingest.chunk_sections
+
+    def observed(sections: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((sections[0].doc_id, held_slots(folder)))
+        return chunk_sections(sections, *args, **kwargs)
+
+    monkeypatch.setattr(ingest, "chunk_sections", observed)
+    return seen
+
+
 def test_chunking_holds_the_parse_slot(
     make_kb: MakeKB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CITEWISE_PARSE_CONCURRENCY", "1")
     kb = make_kb("slots")
     folder = tmp_path / "home" / ".parse-slots"
-    seen: list[int] = []
-    chunk_sections = ingest.chunk_sections
-
-    def observed(*args: Any, **kwargs: Any) -> Any:
-        # The real chunker, called while recording how many slots are held around it.
-        seen.append(held_slots(folder))
-        return chunk_sections(*args, **kwargs)
-
-    monkeypatch.setattr(ingest, "chunk_sections", observed)
+    seen = slots_while_chunking(monkeypatch, folder)
     kb.add_documents([upload("a.md", "# A\n\nAlpha text."), upload("b.md", "# B\n\nBeta text.")])
-    assert seen == [1, 1]
+    assert seen == [("a.md", 1), ("b.md", 1)]
     assert held_slots(folder) == 0  # released after each job
     assert [hit.chunk.doc_id for hit in kb.search("Beta", search_type="full_text", top_k=1)] == [
         "b.md"
@@ -60,14 +66,7 @@ def test_given_sections_take_no_parse_slot_while_files_do(
     monkeypatch.setenv("CITEWISE_PARSE_CONCURRENCY", "1")
     kb = make_kb("given")
     folder = tmp_path / "home" / ".parse-slots"
-    seen: list[tuple[str, int]] = []
-    chunk_sections = ingest.chunk_sections
-
-    def observed(sections: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append((sections[0].doc_id, held_slots(folder)))
-        return chunk_sections(sections, *args, **kwargs)
-
-    monkeypatch.setattr(ingest, "chunk_sections", observed)
+    seen = slots_while_chunking(monkeypatch, folder)
     given = Section("given.md", "Given", ("Given",), 1, "", "given.md", "given.md", "Gamma text.")
     kb.add_sections({"given.md": [given]})
     kb.add_documents([upload("a.md", "# A\n\nAlpha text.")])
